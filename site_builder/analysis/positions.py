@@ -1,0 +1,92 @@
+"""Which positions of which games are analysed, and what is still missing from the cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import chess
+
+from site_builder.analysis.cache import EvalCache
+from site_builder.analysis.engine import PositionTask
+from site_builder.analysis.spec import AnalysisSpec, move_key, position_key, pv_key
+from site_builder.model import GameRecord
+
+
+@dataclass(frozen=True)
+class Ply:
+    """One move of a game, as the metrics see it."""
+
+    ply: int  # 0-based half-move index
+    move_number: int  # full-move number
+    white: bool  # True when White makes the move
+    position: str  # cache position key before the move
+    played: str  # UCI
+    san: str
+    legal: int  # legal moves in the position
+    repetition: bool  # position occurred earlier in the game
+
+
+def game_plies(game: GameRecord) -> list[Ply]:
+    """Every move of the game with its position key (no engine involved)."""
+    board = chess.Board()
+    seen: set[str] = set()
+    out: list[Ply] = []
+    for index, uci in enumerate(game.moves):
+        move = chess.Move.from_uci(uci)
+        key = position_key(board)
+        rep_key = board.epd()
+        out.append(
+            Ply(
+                ply=index,
+                move_number=board.fullmove_number,
+                white=board.turn == chess.WHITE,
+                position=key,
+                played=uci,
+                san=board.san(move),
+                legal=board.legal_moves.count(),
+                repetition=rep_key in seen,
+            )
+        )
+        seen.add(rep_key)
+        board.push(move)
+    return out
+
+
+def analysed_plies(plies: Iterable[Ply], first_move: int) -> list[Ply]:
+    """Plies the engine looks at: from ``first_move`` on, forced moves left out."""
+    return [p for p in plies if p.move_number >= first_move and p.legal > 1]
+
+
+def missing_tasks(
+    wanted: Sequence[tuple[str, str]], spec: AnalysisSpec, cache: EvalCache
+) -> tuple[list[PositionTask], int]:
+    """Tasks for (position, played move) pairs not answered by the cache.
+
+    Returns (tasks in first-seen order, number of unique positions already answered).
+    """
+    moves_by_position: dict[str, list[str]] = {}
+    for position, uci in wanted:
+        moves = moves_by_position.setdefault(position, [])
+        if uci not in moves:
+            moves.append(uci)
+    tasks: list[PositionTask] = []
+    hits = 0
+    for position, moves in moves_by_position.items():
+        value = cache.get(pv_key(spec, position))
+        if value is None:
+            tasks.append(PositionTask(position, True, tuple(moves)))
+            continue
+        in_lines = {line[0] for line in value["lines"]}
+        extra = tuple(
+            m for m in moves if m not in in_lines and move_key(spec, position, m) not in cache
+        )
+        if extra:
+            tasks.append(PositionTask(position, False, extra))
+        else:
+            hits += 1
+    return tasks, hits
+
+
+def chunked(tasks: Sequence[PositionTask], size: int) -> list[list[PositionTask]]:
+    return [list(tasks[i : i + size]) for i in range(0, len(tasks), size)]

@@ -1,0 +1,67 @@
+"""Analysis settings that change an engine's answer, and the cache keys built from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+#: Bump when the stored value's layout changes.
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class AnalysisSpec:
+    """Everything that changes an evaluation (METHODS.md section 0b).
+
+    ``engine`` is the name and version the engine reports (``id name``), e.g.
+    ``"Stockfish 15.1"``. Exactly one of ``depth`` and ``nodes`` is non-zero.
+    """
+
+    engine: str
+    depth: int
+    nodes: int
+    multipv: int
+    hash_mb: int
+    threads: int
+
+    @property
+    def limit_text(self) -> str:
+        return f"depth {self.depth}" if self.depth else f"{self.nodes} nodes"
+
+    @property
+    def key(self) -> str:
+        limit = f"d{self.depth}" if self.depth else f"n{self.nodes}"
+        return (
+            f"{self.engine}|{limit}|pv{self.multipv}|hash{self.hash_mb}"
+            f"|threads{self.threads}|s{SCHEMA}"
+        )
+
+    def describe(self) -> str:
+        return (
+            f"{self.engine}, {self.limit_text}, multi-PV {self.multipv}, "
+            f"Threads {self.threads}, Hash {self.hash_mb} MB"
+        )
+
+
+def position_key(board: chess.Board) -> str:
+    """The position as analysed: EPD plus the halfmove clock.
+
+    The engine sees exactly this (a FEN with no move history), so the cached value depends on
+    nothing else. The halfmove clock is kept because Stockfish scales its evaluation by it.
+    """
+    return f"{board.epd()} {board.halfmove_clock}"
+
+
+def board_from_key(key: str) -> chess.Board:
+    """Inverse of :func:`position_key` (full-move number set to 1: it changes nothing)."""
+    epd, clock = key.rsplit(" ", 1)
+    return chess.Board(f"{epd} {clock} 1")
+
+
+def pv_key(spec: AnalysisSpec, position: str) -> str:
+    return f"pv|{spec.key}|{position}"
+
+
+def move_key(spec: AnalysisSpec, position: str, uci: str) -> str:
+    return f"mv|{spec.key}|{position}|{uci}"

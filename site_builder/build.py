@@ -1,0 +1,332 @@
+"""The one orchestrator: ingest → analysis → metrics → render → output."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from site_builder import __version__
+from site_builder.analysis import exchange
+from site_builder.analysis.cache import EvalCache
+from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
+from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
+from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
+from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
+from site_builder.config import Settings
+from site_builder.families import all_families
+from site_builder.ingest.names import AliasTable
+from site_builder.ingest.pgn import IngestResult, read_collection
+from site_builder.metrics.moves import move_row, move_table
+from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.render.slugs import unique_slugs
+from site_builder.render.writer import copy_assets, recover_output, render_pages, swap_into_place
+from site_builder.sitedata import SiteData
+
+Echo = Callable[[str], None]
+
+
+@dataclass
+class BuildStats:
+    games: int = 0
+    files: int = 0
+    problems: dict[str, int] = field(default_factory=dict)
+    analysed_games: int = 0
+    positions: int = 0  # unique positions the site needs
+    cache_hits: int = 0  # of those, answered by the cache
+    analysed: int = 0  # positions sent to an engine
+    searches: int = 0
+    engine_seconds: float = 0.0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    imported: int = 0
+    pages: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def default_cache_dir(content_dir: Path) -> Path:
+    return content_dir.resolve().parent / ".cache" / "analysis"
+
+
+def identify_engine(path: str) -> str:
+    """Start the engine once to read its name and version (``id name``)."""
+
+    async def ask() -> str:
+        protocol = await open_engine(path, 16, 1)
+        try:
+            return engine_name(protocol)
+        finally:
+            await protocol.quit()
+
+    resolve_engine(path)
+    return asyncio.run(ask())
+
+
+def make_spec(settings: Settings, engine: str) -> AnalysisSpec:
+    a = settings.analysis
+    return AnalysisSpec(engine, a.depth, a.nodes, a.multipv, a.hash_mb, a.threads)
+
+
+def ingest(content_dir: Path, settings: Settings) -> IngestResult:
+    aliases = AliasTable.load(content_dir / settings.content.aliases)
+    games_dir = content_dir / settings.content.games
+    if not games_dir.is_dir():
+        return IngestResult(
+            problems=[
+                Problem(settings.content.games, 0, "skipped", "(folder)", "games folder not found")
+            ]
+        )
+    return read_collection(games_dir, aliases, settings.time_control, relative_to=content_dir)
+
+
+def analysis_scope(
+    games: list[GameRecord], settings: Settings
+) -> tuple[list[GameRecord], dict[str, str]]:
+    """Games the engine analyses, and why each other game is not analysed."""
+    a = settings.analysis
+    prefix = settings.content.games.rstrip("/") + "/"
+    chosen, skipped = [], {}
+    for g in games:
+        rel = g.source[len(prefix) :] if g.source.startswith(prefix) else g.source
+        if g.time_class not in a.classes:
+            skipped[g.game_id] = f"{g.time_class} game (analysis covers {', '.join(a.classes)})"
+        elif any(fnmatch.fnmatch(rel, pat) for pat in a.exclude):
+            skipped[g.game_id] = "file excluded by [analysis] exclude"
+        else:
+            chosen.append(g)
+    return chosen, skipped
+
+
+def import_shipped(content_dir: Path, settings: Settings, cache: EvalCache, echo: Echo) -> int:
+    """Import every analysis export under content/analysis once (remembered by digest)."""
+    folder = content_dir / settings.content.analysis
+    if not folder.is_dir():
+        return 0
+    total = 0
+    for path in sorted(folder.glob("*.jsonl.gz")):
+        marker = f"meta|imported|{exchange.file_digest(path)}"
+        if marker in cache:
+            continue
+        spec, added = exchange.import_analysis(cache, path)
+        cache.put_many({marker: {"file": path.name, "entries": added}})
+        echo(f"Imported {added} evaluations from {path.name} ({spec.describe()}).")
+        total += added
+    return total
+
+
+def run_analysis(
+    plies_by_game: dict[str, list[Ply]],
+    spec: AnalysisSpec,
+    settings: Settings,
+    cache: EvalCache,
+    engine_path: str,
+    stats: BuildStats,
+    progress: bool,
+) -> None:
+    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
+    tasks, hits = missing_tasks(wanted, spec, cache)
+    stats.positions = len({pos for pos, _ in wanted})
+    stats.cache_hits = hits
+    if not tasks:
+        return
+    a = settings.analysis
+    pool = LocalPool(engine_path, spec, a.workers or default_workers(), a.deadline_s, a.max_tries)
+    bar = tqdm(
+        total=len(tasks), unit="pos", desc="Analysing", disable=not progress, dynamic_ncols=True
+    )
+    bar.set_postfix(cached=hits, engines=pool.workers)
+
+    def on_chunk(results: dict[str, Any], done: int) -> None:
+        cache.put_many(results)
+        bar.update(done)
+
+    try:
+        pool_stats: PoolStats = pool.run(chunked(tasks, a.chunk_size), on_chunk)
+    finally:
+        bar.close()
+    stats.analysed = pool_stats.positions
+    stats.searches = pool_stats.searches
+    stats.engine_seconds = pool_stats.engine_seconds
+    stats.failed = pool_stats.failed
+
+
+def gather_moves(
+    games: list[GameRecord],
+    plies_by_game: dict[str, list[Ply]],
+    spec: AnalysisSpec,
+    cache: EvalCache,
+    mate_cp: int,
+    not_analysed: dict[str, str],
+) -> tuple[list[dict[str, Any]], set[str]]:
+    rows: list[dict[str, Any]] = []
+    done: set[str] = set()
+    for game in games:
+        game_rows = []
+        for ply in plies_by_game[game.game_id]:
+            lines = cache.get(pv_key(spec, ply.position))
+            if lines is None:
+                break
+            in_lines = any(line[0] == ply.played for line in lines["lines"])
+            single = None if in_lines else cache.get(move_key(spec, ply.position, ply.played))
+            if not in_lines and single is None:
+                lines = None
+                break
+            game_rows.append(move_row(game, ply, lines, single, mate_cp))
+        else:
+            rows.extend(game_rows)
+            done.add(game.game_id)
+            continue
+        not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
+    return rows, done
+
+
+def build(
+    content_dir: Path,
+    output_dir: Path,
+    settings: Settings,
+    *,
+    cache_dir: Path | None = None,
+    analyse_only: bool = False,
+    progress: bool = True,
+    echo: Echo = print,
+) -> BuildStats:
+    stats = BuildStats()
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        stats.seconds[name] = now - clock
+        clock = now
+
+    recover_output(output_dir)
+    result = ingest(content_dir, settings)
+    games = sorted(result.games, key=lambda g: (g.date.sort_key, g.source, g.line))
+    stats.games, stats.files = len(games), len(result.files)
+    for p in result.problems:
+        stats.problems[p.severity] = stats.problems.get(p.severity, 0) + 1
+    echo(
+        f"Read {len(games)} games from {len(result.files)} files; "
+        + (", ".join(f"{n} {k}" for k, n in sorted(stats.problems.items())) or "no problems")
+        + "."
+    )
+    plies = {g.game_id: game_plies(g) for g in games}
+    chosen, not_analysed = analysis_scope(games, settings)
+    a = settings.analysis
+    to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
+    stats.analysed_games = len(chosen)
+    lap("ingest")
+
+    spec: AnalysisSpec | None = None
+    rows: list[dict[str, Any]] = []
+    analysed: set[str] = set()
+    cache_dir = cache_dir or default_cache_dir(content_dir)
+    if chosen:
+        engine_path = resolve_engine(a.engine)
+        spec = make_spec(settings, identify_engine(engine_path))
+        with EvalCache(cache_dir) as cache:
+            stats.imported = import_shipped(content_dir, settings, cache, echo)
+            run_analysis(to_analyse, spec, settings, cache, engine_path, stats, progress)
+            echo(
+                f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
+                f"{stats.cache_hits} from the cache, {stats.analysed} analysed"
+                + (f", {len(stats.failed)} failed" if stats.failed else "")
+                + "."
+            )
+            lap("analysis")
+            if analyse_only:
+                return stats
+            rows, analysed = gather_moves(
+                chosen, to_analyse, spec, cache, settings.quality.mate_cp, not_analysed
+            )
+    elif analyse_only:
+        echo("No games to analyse.")
+        return stats
+    failed_problems = [
+        Problem("(analysis)", 0, "warning", pos, reason) for pos, reason in stats.failed
+    ]
+    site = make_site(
+        settings,
+        games,
+        result.problems + failed_problems,
+        spec,
+        plies,
+        rows,
+        analysed,
+        not_analysed,
+        stats,
+    )
+    lap("moves")
+    families = all_families()
+    for fam in families:
+        site.results[fam.name] = fam.compute(site)
+    lap("metrics")
+    pages = [p for fam in families for p in fam.pages(site)]
+    staging = output_dir.with_name(output_dir.name + ".staging")
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    nav = [item for fam in families for item in fam.nav]
+    common = {"site": settings.site, "settings": settings, "nav": nav, "version": __version__}
+    render_pages(pages, staging, common)
+    copy_assets(staging)
+    swap_into_place(staging, output_dir)
+    stats.pages = len(pages)
+    lap("render")
+    echo(f"Wrote {len(pages)} pages to {output_dir}.")
+    return stats
+
+
+def make_site(
+    settings: Settings,
+    games: list[GameRecord],
+    problems: list[Problem],
+    spec: AnalysisSpec | None,
+    plies: dict[str, list[Ply]],
+    rows: list[dict[str, Any]],
+    analysed: set[str],
+    not_analysed: dict[str, str],
+    stats: BuildStats,
+) -> SiteData:
+    if settings.site.as_of:
+        as_of = PgnDate.parse(settings.site.as_of)
+    else:
+        dated = [g.date for g in games if g.date.year is not None]
+        as_of = max(dated, key=lambda d: d.sort_key) if dated else PgnDate(None)
+    moves = move_table(rows)
+    names = {g.white for g in games} | {g.black for g in games}
+    facts = {
+        "games": len(games),
+        "analysed_games": len(analysed),
+        "analysed_moves": len(moves),
+        "positions": stats.positions,
+        "negative_deltas": int((moves["raw_delta"] < 0).sum()) if len(moves) else 0,
+        "mean_nodes": _mean_nodes(moves),
+        "failed": len(stats.failed),
+    }
+    return SiteData(
+        settings=settings,
+        games=games,
+        problems=sorted(problems),
+        as_of=as_of,
+        spec=spec,
+        plies=plies,
+        moves=moves,
+        analysed=analysed,
+        not_analysed=not_analysed,
+        player_slugs=unique_slugs(names),
+        facts=facts,
+    )
+
+
+def _mean_nodes(moves: Any) -> float | None:
+    """Mean nodes searched per analysed position (deterministic, unlike seconds)."""
+    if len(moves) == 0:
+        return None
+    return float(moves.drop_duplicates("position")["nodes"].mean())

@@ -1,0 +1,185 @@
+"""Command line: argument parsing only; the work is done by :mod:`site_builder.build`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from site_builder import __version__
+from site_builder.config import load_settings
+from site_builder.errors import SiteBuilderError
+
+EPILOG = """\
+Typical use:
+  site-builder build                 analyse new positions and write the site to output/
+  site-builder serve                 preview output/ at http://127.0.0.1:8000/
+  site-builder doctor                check the engine, the cache and the content
+
+Settings live in content/site.toml; command-line options override them.
+"""
+
+
+def _content_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--content",
+        type=Path,
+        default=Path("content"),
+        metavar="DIR",
+        help="content folder with site.toml, aliases.toml and games/ (default: ./content)",
+    )
+    p.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="evaluation cache folder (default: .cache/analysis beside the content folder)",
+    )
+
+
+def _analysis_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("analysis (override [analysis] in site.toml)")
+    g.add_argument("--engine", metavar="PATH", help="UCI engine (default /usr/games/stockfish)")
+    g.add_argument(
+        "--workers", type=int, metavar="N", help="engine processes (default: one per core)"
+    )
+    lim = g.add_mutually_exclusive_group()
+    lim.add_argument("--depth", type=int, metavar="D", help="fixed search depth per position")
+    lim.add_argument("--nodes", type=int, metavar="N", help="fixed node count per position")
+    g.add_argument("--multipv", type=int, metavar="K", help="principal lines per position")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="site-builder",
+        description="Rate chess players by the quality of their moves and publish the "
+        "ratings as a static website.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"site-builder {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    b = sub.add_parser(
+        "build",
+        help="read games, analyse new positions, compute ratings, write the site",
+        description="Read every PGN under content/games, analyse positions not "
+        "yet in the cache, compute every metric and write the site "
+        "to the output folder. Safe to interrupt: finished analysis "
+        "is kept and the next build resumes.",
+    )
+    _content_options(b)
+    b.add_argument(
+        "--output",
+        type=Path,
+        default=Path("output"),
+        metavar="DIR",
+        help="where the site is written (default: ./output)",
+    )
+    _analysis_options(b)
+
+    a = sub.add_parser(
+        "analyse",
+        help="only fill the evaluation cache (no pages)",
+        description="Analyse every position the site needs that is not cached.",
+    )
+    _content_options(a)
+    _analysis_options(a)
+
+    s = sub.add_parser(
+        "serve",
+        help="preview the built site on localhost",
+        description="Serve the output folder over HTTP for a local preview. "
+        "The site also works opened straight from disk (file://).",
+    )
+    s.add_argument("--output", type=Path, default=Path("output"), metavar="DIR")
+    s.add_argument("--port", type=int, default=8000)
+    s.add_argument(
+        "--bind",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+
+    d = sub.add_parser(
+        "doctor",
+        help="check the engine, cache and content",
+        description="Report whether the engine is found (name and version), "
+        "where the cache is with its size and entry count, and "
+        "what the content holds.",
+    )
+    _content_options(d)
+    d.add_argument("--engine", metavar="PATH")
+
+    x = sub.add_parser(
+        "analysis",
+        help="export or import evaluations",
+        description="Share analysis between machines: export the cached "
+        "evaluations to a compressed file, or import such a file.",
+    )
+    xs = x.add_subparsers(dest="action", required=True, metavar="ACTION")
+    xe = xs.add_parser("export", help="write cached evaluations to FILE (.jsonl.gz)")
+    xe.add_argument("file", type=Path)
+    _content_options(xe)
+    xe.add_argument("--engine", metavar="PATH")
+    xe.add_argument(
+        "--all-positions",
+        action="store_true",
+        help="export every cached position, not only the content's",
+    )
+    xi = xs.add_parser("import", help="fill the cache from FILE")
+    xi.add_argument("file", type=Path)
+    _content_options(xi)
+    return ap
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    a: dict[str, Any] = {}
+    if getattr(args, "engine", None):
+        a["engine"] = args.engine
+    if getattr(args, "workers", None) is not None:
+        a["workers"] = args.workers
+    if getattr(args, "depth", None) is not None:
+        a["depth"], a["nodes"] = args.depth, 0
+    if getattr(args, "nodes", None) is not None:
+        a["nodes"], a["depth"] = args.nodes, 0
+    if getattr(args, "multipv", None) is not None:
+        a["multipv"] = args.multipv
+    return {"analysis": a} if a else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except SiteBuilderError as exc:
+        print(f"site-builder: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "\nInterrupted. Finished analysis is cached; run the command again to resume.",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from site_builder import commands
+
+    if args.command == "serve":
+        return commands.serve(args.output, args.bind, args.port)
+    settings = load_settings(args.content, _overrides(args))
+    if args.command == "build":
+        return commands.build(args, settings)
+    if args.command == "analyse":
+        return commands.analyse(args, settings)
+    if args.command == "doctor":
+        return commands.doctor(args, settings)
+    if args.command == "analysis":
+        return commands.analysis(args, settings)
+    raise AssertionError(args.command)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

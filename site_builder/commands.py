@@ -1,0 +1,164 @@
+"""What each CLI command does, in terms of the build module."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.server
+import sys
+from pathlib import Path
+
+from site_builder import build as builder
+from site_builder.analysis import exchange
+from site_builder.analysis.cache import EvalCache
+from site_builder.analysis.engine import INSTALL_HINT, resolve_engine
+from site_builder.analysis.positions import analysed_plies, game_plies
+from site_builder.config import Settings
+from site_builder.errors import EngineNotFoundError
+
+
+def _cache_dir(args: argparse.Namespace) -> Path:
+    return args.cache or builder.default_cache_dir(args.content)
+
+
+def build(args: argparse.Namespace, settings: Settings) -> int:
+    stats = builder.build(
+        args.content,
+        args.output,
+        settings,
+        cache_dir=_cache_dir(args),
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    _print_timing(stats)
+    return 0
+
+
+def analyse(args: argparse.Namespace, settings: Settings) -> int:
+    stats = builder.build(
+        args.content,
+        Path("output"),
+        settings,
+        cache_dir=_cache_dir(args),
+        analyse_only=True,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    _print_timing(stats)
+    return 0
+
+
+def _print_timing(stats: builder.BuildStats) -> None:
+    parts = ", ".join(f"{k} {v:.1f} s" for k, v in stats.seconds.items())
+    print(f"Time: {parts}.")
+    if stats.analysed:
+        print(f"Engine: {stats.searches} searches, {stats.engine_seconds:.0f} s of engine time.")
+
+
+def serve(output: Path, bind: str, port: int) -> int:
+    if not (output / "index.html").exists():
+        print(
+            f"site-builder: {output}/index.html not found; run `site-builder build` first.",
+            file=sys.stderr,
+        )
+        return 2
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
+    with http.server.ThreadingHTTPServer((bind, port), handler) as httpd:
+        host, real_port = str(httpd.server_address[0]), httpd.server_address[1]
+        print(f"Serving {output} at http://{host}:{real_port}/ (Ctrl-C to stop)", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            httpd.serve_forever()
+    return 0
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024:
+            return f"{n:.0f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def doctor(args: argparse.Namespace, settings: Settings) -> int:
+    ok = True
+    print(
+        f"Settings: {args.content / 'site.toml'}"
+        + ("" if (args.content / "site.toml").exists() else " (not found: defaults)")
+    )
+    a = settings.analysis
+    try:
+        path = resolve_engine(a.engine)
+        name = builder.identify_engine(path)
+        print(f"Engine: {name} at {path}")
+        spec = builder.make_spec(settings, name)
+        print(
+            f"Analysis settings: {spec.describe()}, from move {a.first_move}, "
+            f"classes {', '.join(a.classes)}"
+        )
+    except EngineNotFoundError:
+        print(f"Engine: NOT FOUND at {a.engine!r}. {INSTALL_HINT}")
+        spec, ok = None, False
+    cache_dir = _cache_dir(args)
+    if cache_dir.exists():
+        with EvalCache(cache_dir) as cache:
+            print(f"Cache: {cache_dir} — {len(cache)} entries, {_human(cache.volume())} on disk")
+    else:
+        print(f"Cache: {cache_dir} (empty: created on the first build)")
+    result = builder.ingest(args.content, settings)
+    kinds: dict[str, int] = {}
+    for p in result.problems:
+        kinds[p.severity] = kinds.get(p.severity, 0) + 1
+    classes: dict[str, int] = {}
+    for g in result.games:
+        classes[g.time_class] = classes.get(g.time_class, 0) + 1
+    players = {g.white for g in result.games} | {g.black for g in result.games}
+    years = sorted(g.date.year for g in result.games if g.date.year)
+    print(
+        f"Content: {len(result.files)} PGN files, {len(result.games)} games, "
+        f"{len(players)} players"
+        + (f", {years[0]}–{years[-1]}" if years else "")
+        + "; "
+        + ", ".join(f"{n} {k}" for k, n in sorted(classes.items()))
+    )
+    if kinds:
+        print(
+            "Problems: "
+            + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+            + " (details on the build report page)"
+        )
+    if spec is not None and cache_dir.exists():
+        chosen, _ = builder.analysis_scope(result.games, settings)
+        wanted = [
+            (p.position, p.played)
+            for g in chosen
+            for p in analysed_plies(game_plies(g), a.first_move)
+        ]
+        from site_builder.analysis.positions import missing_tasks
+
+        with EvalCache(cache_dir) as cache:
+            tasks, hits = missing_tasks(wanted, spec, cache)
+        print(f"Analysis coverage: {hits} positions cached, {len(tasks)} still to analyse")
+    return 0 if ok else 1
+
+
+def analysis(args: argparse.Namespace, settings: Settings) -> int:
+    cache_dir = _cache_dir(args)
+    if args.action == "import":
+        with EvalCache(cache_dir) as cache:
+            spec, added = exchange.import_analysis(cache, args.file)
+        print(f"Imported {added} new evaluations ({spec.describe()}) into {cache_dir}.")
+        return 0
+    path = resolve_engine(args.engine or settings.analysis.engine)
+    spec = builder.make_spec(settings, builder.identify_engine(path))
+    positions = None
+    if not args.all_positions:
+        result = builder.ingest(args.content, settings)
+        chosen, _ = builder.analysis_scope(result.games, settings)
+        positions = {
+            p.position
+            for g in chosen
+            for p in analysed_plies(game_plies(g), settings.analysis.first_move)
+        }
+    with EvalCache(cache_dir) as cache:
+        n = exchange.export_analysis(cache, spec, args.file, positions)
+    print(f"Exported {n} evaluations ({spec.describe()}) to {args.file}.")
+    return 0

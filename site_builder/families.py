@@ -1,0 +1,15 @@
+"""The metric families a site is made of, in page order."""
+
+from __future__ import annotations
+
+from site_builder.render import quality_pages
+from site_builder.render.core_pages import make_core_family
+from site_builder.sitedata import Family
+
+METRIC_FAMILIES: list[Family] = [
+    quality_pages.FAMILY,
+]
+
+
+def all_families() -> list[Family]:
+    return [*METRIC_FAMILIES, make_core_family(METRIC_FAMILIES)]

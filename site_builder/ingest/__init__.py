@@ -1,0 +1,1 @@
+"""Reading PGN collections into game records, with every problem collected."""

@@ -1,0 +1,291 @@
+"""Read PGN files into :class:`GameRecord` values; collect every problem, lose no good game.
+
+Games are split on tag sections ourselves (not by blank lines), so a blank line inside the
+moves or inside the tags (a ChessBase habit) does not cut a game in two, and every game
+keeps the line number where it starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import chess
+import chess.pgn
+
+from site_builder.config import TimeControlSection
+from site_builder.ingest.names import AliasTable
+from site_builder.ingest.timecontrol import classify
+from site_builder.model import GameRecord, PgnDate, Problem
+
+_TAG_LINE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"')
+_RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
+_STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position"}
+
+
+class _CollectingBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
+    """python-chess's builder without the log line: errors go to the build report only."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
+@dataclass
+class IngestResult:
+    games: list[GameRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: dict[str, int] = field(default_factory=dict)  # source -> games accepted
+
+
+def decode_pgn(data: bytes) -> tuple[str, str | None]:
+    """Text of a PGN file: UTF-8 (with or without BOM), else Latin-1. Line ends become LF.
+
+    Returns (text, warning or None).
+    """
+    warning = None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = data.decode("latin-1")
+        warning = f"not valid UTF-8 (byte {exc.start}); read as Latin-1"
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, warning
+
+
+def split_games(text: str) -> Iterator[tuple[int, str]]:
+    """Yield (first line number, game text). A game starts at a tag line after movetext."""
+    lines = text.split("\n")
+    start = 0
+    seen_moves = False
+    in_comment = False
+    chunk: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        is_tag = not in_comment and _TAG_LINE.match(line) is not None
+        if is_tag and seen_moves:
+            yield start, "\n".join(chunk)
+            chunk, seen_moves = [], False
+        if not chunk and not line.strip():
+            continue
+        if not chunk:
+            start = number
+        chunk.append(line)
+        if not is_tag and line.strip() and not line.lstrip().startswith("%"):
+            seen_moves = True
+            in_comment = _comment_open_after(line, in_comment)
+    if chunk:
+        yield start, "\n".join(chunk)
+
+
+def _comment_open_after(line: str, in_comment: bool) -> bool:
+    for ch in line:
+        if in_comment:
+            if ch == "}":
+                in_comment = False
+        elif ch == "{":
+            in_comment = True
+        elif ch == ";":
+            break
+    return in_comment
+
+
+def _join_movetext(text: str) -> tuple[str, bool]:
+    """Drop blank lines inside the moves (python-chess would end the game there).
+
+    Returns (text, whether a blank line between two movetext lines was removed).
+    """
+    out: list[str] = []
+    in_moves = joined = pending_blank = False
+    for line in text.split("\n"):
+        blank = not line.strip()
+        if not in_moves:
+            out.append(line)
+            in_moves = not blank and not _TAG_LINE.match(line) and not line.lstrip().startswith("%")
+        elif blank:
+            pending_blank = True
+        else:
+            joined = joined or pending_blank
+            pending_blank = False
+            out.append(line)
+    return "\n".join(out), joined
+
+
+def _elo(value: str | None) -> tuple[int | None, bool]:
+    """(rating, was_garbage). Empty, '?', '-' and 0 mean unknown."""
+    text = (value or "").strip()
+    if text in {"", "?", "-", "0"}:
+        return None, False
+    if text.isdigit() and 100 <= int(text) <= 4000:
+        return int(text), False
+    return None, True
+
+
+def _clean_tag(value: str | None) -> str:
+    text = (value or "").strip()
+    return "" if text in {"?", "-"} else text
+
+
+def game_hash(white: str, black: str, date: PgnDate, result: str, moves: Iterable[str]) -> str:
+    """Content hash of the normalised tags and the moves: the game's identity."""
+    blob = "\x1f".join([white, black, str(date), result, " ".join(moves)])
+    return hashlib.sha1(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def _describe(headers: chess.pgn.Headers) -> str:
+    white = headers.get("White", "?")
+    black = headers.get("Black", "?")
+    event = headers.get("Event", "?")
+    rnd = headers.get("Round", "?")
+    return f"{white} – {black}, {event}, round {rnd}"
+
+
+def parse_game(
+    source: str,
+    line: int,
+    text: str,
+    aliases: AliasTable,
+    tc_rules: TimeControlSection,
+) -> tuple[GameRecord | None, list[Problem]]:
+    """One game's text → (record or None, problems)."""
+    problems: list[Problem] = []
+
+    def problem(severity: str, reason: str, desc: str) -> None:
+        problems.append(Problem(source, line, severity, desc, reason))
+
+    text, joined = _join_movetext(text)
+    game = chess.pgn.read_game(io.StringIO(text), Visitor=_CollectingBuilder)
+    if game is None:
+        problem("skipped", "no game could be read here", text[:60].replace("\n", " "))
+        return None, problems
+    headers = game.headers
+    desc = _describe(headers)
+    variant = headers.get("Variant", "").strip().lower()
+    if variant not in _STANDARD_VARIANTS:
+        problem("skipped", f"variant {headers.get('Variant')!r} is not standard chess", desc)
+        return None, problems
+    if "FEN" in headers or headers.get("SetUp", "0").strip() == "1":
+        problem("skipped", "starts from a set-up position (FEN tag), not the initial one", desc)
+        return None, problems
+    if game.errors:
+        reason = "; ".join(str(e) for e in game.errors[:3])
+        problem("skipped", f"moves could not be read: {reason}", desc)
+        return None, problems
+    moves = tuple(m.uci() for m in game.mainline_moves())
+    if not moves:
+        problem("skipped", "the game has no moves", desc)
+        return None, problems
+    if joined:
+        problem("warning", "blank line inside the moves; read as one game", desc)
+    white = aliases.canonical(headers.get("White", ""))
+    black = aliases.canonical(headers.get("Black", ""))
+    for side, name in (("White", white), ("Black", black)):
+        if name in {"", "?", "-"}:
+            problem("skipped", f"{side} player's name is missing", desc)
+            return None, problems
+    result = headers.get("Result", "*").strip()
+    if result not in _RESULTS:
+        problem("warning", f"result {result!r} is not a PGN result; treated as '*'", desc)
+        result = "*"
+    white_elo, bad_w = _elo(headers.get("WhiteElo"))
+    black_elo, bad_b = _elo(headers.get("BlackElo"))
+    for side, bad in (("WhiteElo", bad_w), ("BlackElo", bad_b)):
+        if bad:
+            problem("warning", f"{side} {headers.get(side)!r} is not a rating; ignored", desc)
+    date = PgnDate.parse(headers.get("Date"))
+    eco = _clean_tag(headers.get("ECO")).upper() or None
+    if eco is not None and not re.fullmatch(r"[A-E]\d\d", eco):
+        problem("warning", f"ECO {eco!r} is not a code A00–E99; ignored", desc)
+        eco = None
+    tags = {k: v for k, v in headers.items()}
+    time_class, tc_reason = classify(tags, tc_rules)
+    record = GameRecord(
+        game_id=game_hash(white, black, date, result, moves),
+        source=source,
+        line=line,
+        white=white,
+        black=black,
+        result=result,
+        date=date,
+        event=_clean_tag(headers.get("Event")),
+        site=_clean_tag(headers.get("Site")),
+        round=_clean_tag(headers.get("Round")),
+        white_elo=white_elo,
+        black_elo=black_elo,
+        eco=eco,
+        moves=moves,
+        tags=MappingProxyType(tags),
+        time_class=time_class,
+        time_class_reason=tc_reason,
+    )
+    return record, problems
+
+
+def read_file(
+    path: Path,
+    source: str,
+    aliases: AliasTable,
+    tc_rules: TimeControlSection,
+) -> tuple[list[GameRecord], list[Problem]]:
+    """All games of one file, in file order, and the problems met."""
+    games: list[GameRecord] = []
+    problems: list[Problem] = []
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return [], [Problem(source, 0, "skipped", "(whole file)", f"cannot read file: {exc}")]
+    text, warning = decode_pgn(data)
+    if warning:
+        problems.append(Problem(source, 1, "warning", "(whole file)", warning))
+    for line, chunk in split_games(text):
+        try:
+            record, found = parse_game(source, line, chunk, aliases, tc_rules)
+        except Exception as exc:
+            record, found = (
+                None,
+                [Problem(source, line, "skipped", chunk[:60], f"parser error: {exc!r}")],
+            )
+        problems.extend(found)
+        if record is not None:
+            games.append(record)
+    return games, problems
+
+
+def read_collection(
+    games_dir: Path,
+    aliases: AliasTable,
+    tc_rules: TimeControlSection,
+    relative_to: Path | None = None,
+) -> IngestResult:
+    """Every ``*.pgn`` under ``games_dir`` (sorted), deduplicated by game hash."""
+    result = IngestResult()
+    base = relative_to or games_dir
+    first_seen: dict[str, GameRecord] = {}
+    paths = sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
+    for path in paths:
+        source = path.relative_to(base).as_posix()
+        games, problems = read_file(path, source, aliases, tc_rules)
+        result.problems.extend(problems)
+        accepted = 0
+        for game in games:
+            earlier = first_seen.get(game.game_id)
+            if earlier is not None:
+                result.problems.append(
+                    Problem(
+                        source,
+                        game.line,
+                        "duplicate",
+                        game.label(),
+                        f"same game as {earlier.source} line {earlier.line}; counted once",
+                    )
+                )
+                continue
+            first_seen[game.game_id] = game
+            result.games.append(game)
+            accepted += 1
+        result.files[source] = accepted
+    result.problems.sort()
+    return result

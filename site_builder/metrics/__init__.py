@@ -1,0 +1,1 @@
+"""Pure metric code: DataFrames and dataclasses in, DataFrames and dataclasses out."""

@@ -1,0 +1,63 @@
+"""Plotly figures as plain dicts (pure). The page embeds them as escaped JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+COLORS = {
+    # Okabe–Ito palette: distinguishable with the common colour-vision deficiencies.
+    "blue": "#0072B2",
+    "orange": "#E69F00",
+    "green": "#009E73",
+    "red": "#D55E00",
+    "purple": "#CC79A7",
+    "sky": "#56B4E9",
+    "yellow": "#F0E442",
+    "black": "#000000",
+}
+PALETTE = list(COLORS.values())
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True},
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+        "hovermode": "closest",
+        "font": {"family": "system-ui, sans-serif", "size": 13},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    base.update(extra)
+    return base
+
+
+def figure(data: Sequence[dict[str, Any]], fig_layout: dict[str, Any]) -> dict[str, Any]:
+    return {"data": _clean(list(data)), "layout": _clean(fig_layout)}
+
+
+def to_script_json(fig: dict[str, Any]) -> str:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``."""
+    text = json.dumps(fig, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )

@@ -1,0 +1,192 @@
+"""The play quality index family: computation entry point, list page, player and game blocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from site_builder.metrics import quality
+from site_builder.model import GameRecord
+from site_builder.render import charts
+from site_builder.render.tables import csv_bytes, records
+from site_builder.render.writer import Page
+from site_builder.sitedata import Family, NavItem, Section, SiteData
+
+
+@dataclass
+class QualityResult:
+    games: pd.DataFrame  # per (game, player)
+    current: pd.DataFrame  # window ending at the as-of date
+    historical: pd.DataFrame  # each player's window ending at their last game
+    fit: quality.EloFit | None  # quality vs Elo on the historical list
+    negative_deltas: int
+
+
+def compute(site: SiteData) -> QualityResult:
+    cfg = site.settings.quality
+    moves = site.moves
+    if not moves.empty:
+        moves = moves[moves["time_class"] == "classical"]
+    games = quality.game_quality(moves, cfg)
+    current = quality.player_index(games, cfg, site.as_of_months)
+    historical = quality.player_index(games, cfg, None)
+    listed = historical[historical["status"] == ""]
+    fit = quality.quality_vs_elo(listed["index"].tolist(), listed["mean_elo"].tolist())
+    negative = int((site.moves["raw_delta"] < 0).sum()) if not site.moves.empty else 0
+    return QualityResult(games, current, historical, fit, negative)
+
+
+def _list_rows(site: SiteData, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    for rank, row in enumerate(records(frame[frame["status"] == ""]), start=1):
+        rows.append({**row, "rank": rank, "href": site.player_path(row["player"])})
+    return rows
+
+
+def _elo_chart(site: SiteData, res: QualityResult) -> dict[str, Any] | None:
+    listed = res.historical[(res.historical["status"] == "") & res.historical["mean_elo"].notna()]
+    if res.fit is None or listed.empty:
+        return None
+    fit = res.fit
+    xs = sorted(listed["index"].tolist())
+    return charts.figure(
+        [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "players",
+                "x": listed["index"].tolist(),
+                "y": listed["mean_elo"].tolist(),
+                "text": listed["player"].tolist(),
+                "hovertemplate": "%{text}<br>index %{x:.1f}<br>Elo %{y:.0f}<extra></extra>",
+                "marker": {"color": charts.COLORS["blue"], "size": 8},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"scaled QoP = {fit.intercept:.0f} + {fit.slope:.1f}·q",
+                "x": [xs[0], xs[-1]],
+                "y": [fit.scaled(xs[0]), fit.scaled(xs[-1])],
+                "line": {"color": charts.COLORS["orange"]},
+            },
+        ],
+        charts.layout(
+            f"Quality index against Elo (Pearson {fit.pearson:.2f}, Spearman {fit.spearman:.2f}, "
+            f"n = {fit.n})",
+            "quality index q (0–100)",
+            "mean Elo in the same games",
+        ),
+    )
+
+
+def pages(site: SiteData) -> list[Page]:
+    res: QualityResult = site.results["quality"]
+    cfg = site.settings.quality
+    current = _list_rows(site, res.current)
+    historical = _list_rows(site, res.historical)
+    unlisted = [
+        {**r, "href": site.player_path(r["player"])}
+        for r in records(res.current[res.current["status"] != ""])
+    ]
+    fig = _elo_chart(site, res)
+    columns = [
+        "rank",
+        "player",
+        "index",
+        "games",
+        "match_rate",
+        "AD",
+        "moves",
+        "mean_elo",
+        "window_from",
+        "window_to",
+    ]
+    ctx = {
+        "title": "Play quality index",
+        "current": current,
+        "historical": historical,
+        "unlisted": unlisted,
+        "fit": res.fit,
+        "elo_chart": fig,
+        "cfg": cfg,
+        "as_of": str(site.as_of),
+    }
+    return [
+        Page("index.html", "index.html", ctx),
+        Page("data/quality-current.csv", "", {"bytes": csv_bytes(current, columns)}),
+        Page("data/quality-historical.csv", "", {"bytes": csv_bytes(historical, columns)}),
+    ]
+
+
+def player_sections(site: SiteData, player: str) -> list[Section]:
+    res: QualityResult = site.results["quality"]
+    games = res.games[(res.games["player"] == player) & (res.games["moves"] > 0)]
+    row = res.historical[res.historical["player"] == player]
+    summary = records(row)[0] if len(row) else None
+    cur = res.current[res.current["player"] == player]
+    current = records(cur)[0] if len(cur) else None
+    fig = None
+    if len(games):
+        by_id = site.games_by_id
+        xs, ys, labels = [], [], []
+        for g in records(games):
+            game = by_id[g["game_id"]]
+            months = game.date.months
+            if months is None:
+                continue
+            xs.append(round(months / 12, 3))
+            ys.append(g["q"])
+            labels.append(f"vs {g['opponent']} ({game.event} {game.date.year})")
+        fig = charts.figure(
+            [
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": "game quality q",
+                    "x": xs,
+                    "y": ys,
+                    "text": labels,
+                    "hovertemplate": "%{text}<br>q = %{y:.1f}<extra></extra>",
+                    "marker": {"color": charts.COLORS["blue"], "size": 7},
+                }
+            ],
+            charts.layout(
+                f"{player}: quality q per game",
+                "year",
+                "q (0–100)",
+                yaxis={"title": {"text": "q (0–100)"}, "range": [0, 100]},
+            ),
+        )
+    return [
+        Section(
+            "Play quality index",
+            "partials/quality_player.html",
+            {
+                "summary": summary,
+                "current": current,
+                "chart": fig,
+                "n_games": len(games),
+            },
+        )
+    ]
+
+
+def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
+    res: QualityResult = site.results["quality"]
+    rows = records(res.games[res.games["game_id"] == game.game_id])
+    if not rows:
+        return []
+    return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": rows})]
+
+
+FAMILY = Family(
+    name="quality",
+    compute=compute,
+    pages=pages,
+    nav=(NavItem("Quality index", "index.html"),),
+    player_sections=player_sections,
+    game_sections=game_sections,
+    methodology="partials/quality_methodology.html",
+)

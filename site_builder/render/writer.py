@@ -1,0 +1,146 @@
+"""The only render code that touches the disk: Jinja environment, assets, atomic output."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from site_builder.render.charts import to_script_json
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def templates_dir() -> Path:
+    """``templates/`` beside the package (source checkout) or inside it (wheel)."""
+    for candidate in (PACKAGE_DIR.parent / "templates", PACKAGE_DIR / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("templates/ not found beside or inside the site_builder package")
+
+
+@dataclass(frozen=True)
+class Page:
+    """One output file: its path relative to the site root, template and context."""
+
+    path: str
+    template: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+def fmt(value: Any, digits: int = 1, na: str = "n/a") -> str:
+    """Numbers for tables: fixed digits; None and NaN show as ``n/a``."""
+    if value is None:
+        return na
+    if isinstance(value, float):
+        if math.isnan(value):
+            return na
+        return f"{value:.{digits}f}"
+    try:
+        import pandas as pd
+
+        if value is pd.NA:
+            return na
+    except ImportError:  # pragma: no cover
+        pass
+    return str(value)
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{100 * float(value):.{digits}f}%"
+
+
+def chart_json(fig: dict[str, Any]) -> Markup:
+    return Markup(to_script_json(fig))
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=True,  # every string from a PGN is untrusted
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["fmt"] = fmt
+    env.filters["pct"] = pct
+    env.filters["chart_json"] = chart_json
+    return env
+
+
+def _root_for(path: str) -> str:
+    depth = path.count("/")
+    return "../" * depth
+
+
+def render_pages(pages: Sequence[Page], staging: Path, common: dict[str, Any]) -> dict[str, bytes]:
+    """Render every page into ``staging``; returns {path: bytes}."""
+    env = environment()
+    out: dict[str, bytes] = {}
+    for page in sorted(pages, key=lambda p: p.path):
+        if not page.template:  # a download: bytes made by the page builder
+            data = page.context["bytes"]
+        else:
+            template = env.get_template(page.template)
+            context = {
+                **common,
+                **page.context,
+                "root": _root_for(page.path),
+                "page_path": page.path,
+            }
+            data = template.render(context).encode("utf-8")
+        target = staging / page.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        out[page.path] = data
+    return out
+
+
+def write_file(staging: Path, path: str, data: bytes) -> None:
+    target = staging / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+
+
+def copy_assets(staging: Path) -> None:
+    """Local copies of every script and style: the site makes no request off the machine."""
+    import plotly
+
+    assets = staging / "assets"
+    assets.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(
+        Path(plotly.__file__).parent / "package_data" / "plotly.min.js", assets / "plotly.min.js"
+    )
+    static = templates_dir() / "static"
+    for item in sorted(static.iterdir()):
+        if item.is_file():
+            shutil.copyfile(item, assets / item.name)
+
+
+def swap_into_place(staging: Path, output: Path) -> None:
+    """Replace ``output`` by ``staging`` with renames, so a killed build leaves a whole site."""
+    old = output.with_name(output.name + ".old")
+    if old.exists():
+        shutil.rmtree(old)
+    if output.exists():
+        os.replace(output, old)
+    os.replace(staging, output)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def recover_output(output: Path) -> None:
+    """After a build killed between the two renames, put the previous site back."""
+    old = output.with_name(output.name + ".old")
+    if old.exists() and not output.exists():
+        os.replace(old, output)

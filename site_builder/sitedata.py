@@ -1,0 +1,81 @@
+"""What every metric family and page builder receives: the built inputs of one site."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from site_builder.analysis.positions import Ply
+from site_builder.analysis.spec import AnalysisSpec
+from site_builder.config import Settings
+from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.render.writer import Page
+
+
+@dataclass
+class SiteData:
+    settings: Settings
+    games: list[GameRecord]
+    problems: list[Problem]
+    as_of: PgnDate
+    spec: AnalysisSpec | None
+    #: game_id → plies (every move, engine or not)
+    plies: dict[str, list[Ply]]
+    #: One row per analysed move (see metrics.moves.COLUMNS).
+    moves: pd.DataFrame
+    #: game_ids whose moves were analysed
+    analysed: set[str]
+    #: game_id → why it was not analysed ("" when analysed)
+    not_analysed: dict[str, str]
+    player_slugs: dict[str, str]
+    #: Results of each metric family, by family name.
+    results: dict[str, Any] = field(default_factory=dict)
+    #: Build facts shown on the methodology and report pages.
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def games_by_id(self) -> dict[str, GameRecord]:
+        return {g.game_id: g for g in self.games}
+
+    def player_path(self, name: str) -> str:
+        return f"players/{self.player_slugs[name]}.html"
+
+    @staticmethod
+    def game_path(game_id: str) -> str:
+        return f"games/{game_id}.html"
+
+    @property
+    def as_of_months(self) -> float | None:
+        return self.as_of.months
+
+
+@dataclass(frozen=True)
+class Section:
+    """A block on a player or game page, drawn by a partial template."""
+
+    title: str
+    template: str
+    context: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class NavItem:
+    title: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Family:
+    """A metric family: its computation, its pages and its blocks on shared pages."""
+
+    name: str
+    compute: Callable[[SiteData], Any]
+    pages: Callable[[SiteData], list[Page]]
+    nav: tuple[NavItem, ...] = ()
+    player_sections: Callable[[SiteData, str], list[Section]] | None = None
+    game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
+    #: Paragraphs for the methodology page (template partial name), or None.
+    methodology: str | None = None

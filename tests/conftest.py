@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+STOCKFISH = shutil.which("stockfish") or (
+    "/usr/games/stockfish" if Path("/usr/games/stockfish").exists() else None
+)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+def make_content(
+    root: Path, files: dict[str, Path | str], site_toml: str = "", aliases: Path | None = None
+) -> Path:
+    """A content folder under ``root`` with the given games files (path or text)."""
+    content = root / "content"
+    games = content / "games"
+    games.mkdir(parents=True)
+    for name, src in files.items():
+        target = games / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(src, Path):
+            shutil.copyfile(src, target)
+        else:
+            target.write_text(src, encoding="utf-8")
+    (content / "site.toml").write_text(site_toml, encoding="utf-8")
+    if aliases is not None:
+        shutil.copyfile(aliases, content / "aliases.toml")
+    return content
+
+
+requires_engine = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed")

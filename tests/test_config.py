@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from site_builder.config import Settings, load_settings, settings_from_dict
+from site_builder.errors import ConfigError
+
+
+def test_defaults() -> None:
+    s = settings_from_dict({})
+    assert s.analysis.depth == 10 and s.analysis.multipv == 10 and s.analysis.threads == 1
+    assert s.quality.first_move == 12 and s.quality.clip_cp == 300
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"analysis": {"depht": 12}}, r"\[analysis\] unknown setting 'depht'"),
+        ({"analysis": {"depth": "deep"}}, r"\[analysis\] depth: expected a whole number"),
+        ({"analysis": {"multipv": 0}}, r"\[analysis\] multipv = 0 is outside"),
+        ({"analysis": {"depth": 10, "nodes": 5000}}, r"exactly one of depth and nodes"),
+        ({"analysis": {"classes": ["bullet"]}}, r"classes: unknown class 'bullet'"),
+        ({"qualty": {}}, r"unknown section \[qualty\]"),
+        ({"site": {"as_of": "yesterday"}}, r"\[site\] as_of"),
+    ],
+)
+def test_bad_settings_fail_naming_the_key(data: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        settings_from_dict(data)
+
+
+def test_bad_toml_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "site.toml").write_text("[analysis\ndepth = 3", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"site\.toml: not valid TOML"):
+        load_settings(tmp_path)
+
+
+def test_digest_changes_with_the_section() -> None:
+    a = settings_from_dict({"quality": {"clip_cp": 300}})
+    b = settings_from_dict({"quality": {"clip_cp": 250}})
+    assert a.digest("analysis") == b.digest("analysis")
+    assert a.digest("quality") != b.digest("quality")
+    assert isinstance(Settings().digest(), str)
