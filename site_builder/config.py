@@ -81,7 +81,8 @@ class QualitySection:
 class TimeControlSection:
     """Rules for classical / rapid / blitz (METHODS.md section 0)."""
 
-    rapid_keywords: tuple[str, ...] = ("rapid", "tiebreak", "tie-break", "playoff", "play-off")
+    # "playoff" is not a keyword: historical title playoffs were classical games.
+    rapid_keywords: tuple[str, ...] = ("rapid", "tiebreak", "tie-break")
     blitz_keywords: tuple[str, ...] = ("blitz", "armageddon", "bullet")
     #: Keywords of games that are not serious classical play; counted as rapid unless blitz.
     other_keywords: tuple[str, ...] = ("simul", "blindfold", "online", "exhibition")

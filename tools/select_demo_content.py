@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import textwrap
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -51,11 +52,6 @@ CALIBRATION_CAP = 40
 
 WCC_FILE = "champions-derived/wcc_matches_1886-2024_from_pgnmentor.pgn"
 TOURNAMENTS = "tournaments"
-CHAMPION_FILES = (
-    "Alekhine Anand Botvinnik Capablanca Carlsen Ding Euwe Fischer Gukesh Karpov "
-    "Kasimdzhanov Kasparov Khalifman Kramnik Lasker Petrosian Ponomariov Smyslov "
-    "Spassky Steinitz Tal Topalov"
-).split()
 SSP_FILE = "ratings/scid-fide-2021/spelling_peak2550.ssp"
 
 RESULTS = frozenset({"1-0", "0-1", "1/2-1/2", "*"})
@@ -192,6 +188,10 @@ class Shared:
     def text(self, rel: str) -> str:
         return decode((self.root / rel).read_bytes())
 
+    def champion_files(self) -> list[str]:
+        """Stems of the 22 career files in champions/."""
+        return sorted(p.stem for p in (self.root / "champions").glob("*.pgn"))
+
 
 # --------------------------------------------------------------------------- names
 
@@ -214,12 +214,17 @@ def same_person_loose(a: str, b: str) -> bool:
     return bool({w for w in name_words(a) if len(w) > 1} & set(name_words(b)))
 
 
+#: Order-free key of a spelling: its folded words with their counts.
+NameKey = frozenset[tuple[str, int]]
+
+
 # --------------------------------------------------------------------------- dates
 
 
 def date_key(game: Game) -> tuple[int, int, int]:
-    parts = (game.tag("Date").split(".") + ["", "", ""])[:3]
-    return tuple(int(p) if p.isdigit() else 0 for p in parts)  # type: ignore[return-value]
+    parts = [*game.tag("Date").split("."), "", "", ""][:3]
+    year, month, day = (int(p) if p.isdigit() else 0 for p in parts)
+    return year, month, day
 
 
 def full_date(game: Game) -> bool:
@@ -360,14 +365,17 @@ WCC_ALTERNATIVES = {
 
 def match_games(shared: Shared, match: Match) -> list[Game]:
     return [
-        g
-        for g in shared.games(WCC_FILE)
-        if g.tag("Event") == match.event and g.year == match.year
+        g for g in shared.games(WCC_FILE) if g.tag("Event") == match.event and g.year == match.year
     ]
 
 
-def same_moves(a: Sequence[Game], b: Sequence[Game]) -> bool:
-    return sorted(g.tokens for g in a) == sorted(g.tokens for g in b)
+def compare_moves(ours: Sequence[Game], other: Sequence[Game]) -> str:
+    """How two copies of a match differ, game by game in round order."""
+    pairs = zip(sorted(ours, key=round_key), sorted(other, key=round_key), strict=False)
+    differ = [a.tag("Round") for a, b in pairs if a.tokens != b.tokens]
+    if not differ:
+        return "same moves in every game"
+    return f"moves differ in games {', '.join(differ)} (both copies legal)"
 
 
 def select_world_championships(shared: Shared, seen: GameIndex) -> Folder:
@@ -388,8 +396,8 @@ def select_world_championships(shared: Shared, seen: GameIndex) -> Folder:
     for year, (path, why) in WCC_ALTERNATIVES.items():
         (match,) = [m for m in MATCHES if m.year == year]
         other = shared.games(path.split(" ")[0])
-        moves = "same moves" if same_moves(other, folder.files[match.filename]) else "other moves"
-        alt_lines.append(f"  {year}: {path} ({len(other)} games, {moves}) {why}.")
+        moves = compare_moves(folder.files[match.filename], other)
+        alt_lines.append(f"  {year}: {path}: {len(other)} games, {moves}; it {why}.")
     folder.source_text = wcc_source_text(shared, rows, alt_lines)
     return folder
 
@@ -429,6 +437,10 @@ LAYOUT_NOTE = (
 )
 
 
+def wrap(text: str, prefix: str = "     ") -> str:
+    return textwrap.fill(text, width=88, initial_indent=prefix, subsequent_indent=prefix)
+
+
 def indent(text: str, prefix: str = "  | ") -> str:
     return "\n".join(prefix + line for line in text.strip().split("\n")) + "\n"
 
@@ -459,10 +471,28 @@ PLAYERS: dict[str, tuple[str, frozenset[str]]] = {
 
 #: Event-name words that mark a game as not classical (case-insensitive substrings).
 NON_CLASSICAL_SUBSTRINGS = (
-    "blitz", "rapid", "speed", "bullet", "armageddon", "simul", "odds", "blind",
-    "online", "internet", "exh", "consult", "computer", "titled tue", "chess.com",
-    "play-in", "tiebreak", "tie-break", "vs the world", "-mundo", "g/",
-)  # fmt: skip
+    "blitz",
+    "rapid",
+    "speed",
+    "bullet",
+    "armageddon",
+    "simul",
+    "odds",
+    "blind",
+    "online",
+    "internet",
+    "exh",
+    "consult",
+    "computer",
+    "titled tue",
+    "chess.com",
+    "play-in",
+    "tiebreak",
+    "tie-break",
+    "vs the world",
+    "-mundo",
+    "g/",
+)
 #: The same as whole words: "sim", "TB" (tiebreak), "Bl" (blitz), "5'" (5 minutes).
 NON_CLASSICAL_WORDS = re.compile(r"\bsim\b|\btb\b|\bbl\b|\d+'", re.IGNORECASE)
 #: Events that were not classical although the name does not say so (event prefix → why).
@@ -480,6 +510,8 @@ KNOWN_NON_CLASSICAL = {
     "Airthings Masters": "online (Champions Chess Tour)",
     "Chessable Masters": "online (Champions Chess Tour)",
 }
+#: Opponents that are chess programs (start of the folded name).
+ENGINE = re.compile(r"(deep (junior|blue|fritz)|x3d fritz|fritz \d|hiarcs|shredder|rybka|hydra\b)")
 #: A player with this many games on one fully known date was not playing classical chess.
 MAX_CLASSICAL_PER_DAY = 2
 
@@ -490,13 +522,16 @@ def non_classical_reason(game: Game) -> str | None:
     for word in NON_CLASSICAL_SUBSTRINGS:
         if word in low:
             return f"event name contains {word!r}"
-    if NON_CLASSICAL_WORDS.search(event):
-        return "event name contains " + repr(NON_CLASSICAL_WORDS.search(event).group(0))  # type: ignore[union-attr]
+    found = NON_CLASSICAL_WORDS.search(event)
+    if found:
+        return f"event name contains {found.group(0)!r}"
     for prefix, why in KNOWN_NON_CLASSICAL.items():
         if event.startswith(prefix):
             return why
     if any(c in game.tag("White") + game.tag("Black") for c in "/:"):
         return "consultation game (several players on one side)"
+    if any(ENGINE.match(fold(game.tag(side))) for side in ("White", "Black")):
+        return "game against a computer program"
     return None
 
 
@@ -526,7 +561,7 @@ class PlayerYear:
 def career_games(shared: Shared, slug: str, year: int) -> list[Game]:
     """The player's games of that year from all 22 career files (own file first)."""
     own = PLAYERS[slug][0]
-    files = [own, *(f for f in CHAMPION_FILES if f != own)]
+    files = [own, *(f for f in shared.champion_files() if f != own)]
     return [
         g
         for name in files
@@ -541,7 +576,9 @@ def crowded_events(games: Iterable[Game]) -> set[str]:
     return {event for (event, _), n in per_day.items() if n > MAX_CLASSICAL_PER_DAY}
 
 
-def exclusion_reason(game: Game, crowded: set[str], match: Match, match_index: GameIndex) -> str | None:
+def exclusion_reason(
+    game: Game, crowded: set[str], match: Match, match_index: GameIndex
+) -> str | None:
     if game.tag("Event") in crowded:
         return f"more than {MAX_CLASSICAL_PER_DAY} games on one day"
     if match_index.find(game) is not None or is_match_event(game, match):
@@ -584,24 +621,24 @@ def player_years() -> list[PlayerYear]:
     ]
 
 
-def select_champions(shared: Shared, seen: GameIndex, wcc: Folder) -> Folder:
+def select_champions(shared: Shared, seen: GameIndex, wcc: Folder, cap: int) -> Folder:
     folder = Folder("champions", analysed=True)
     match_index = GameIndex()
     match_index.add_all(g for games in wcc.files.values() for g in games)
     plan = player_years()
     for py in plan:
-        build_player_year(shared, py, match_index)
+        build_player_year(shared, py, match_index, cap)
     shared_games: list[str] = []
     for py in plan:
         kept, dup = unique(py.taken, seen)
         folder.files[py.filename] = sorted(kept, key=chronological)
         shared_games += [f"{py.filename}: {g.describe()}" for g in dup]
-    folder.source_text = champions_source_text(shared, plan, folder, shared_games)
+    folder.source_text = champions_source_text(shared, plan, folder, shared_games, cap)
     return folder
 
 
 def champions_source_text(
-    shared: Shared, plan: list[PlayerYear], folder: Folder, shared_games: list[str]
+    shared: Shared, plan: list[PlayerYear], folder: Folder, shared_games: list[str], cap: int
 ) -> str:
     lines = [
         "champions/: classical games of both players of each title match in",
@@ -616,25 +653,32 @@ def champions_source_text(
         "",
         "Selection rule, per player and year:",
         "  1. every game of the year (Date tag) in which the player is White or Black under",
-        "     one of the spellings: " + "; ".join(
-            f"{s}: {', '.join(sorted(n))}" for s, (_, n) in sorted(PLAYERS.items())
+        wrap(
+            "one of the spellings: "
+            + "; ".join(f"{s}: {' | '.join(sorted(n))}" for s, (_, n) in sorted(PLAYERS.items()))
         ),
         "  2. duplicates removed: same Date, Result and moves, and each side's names share",
         "     a word (covers the brief's (White, Black, Date, Result, moves) key);",
         "  3. classical only, judged by the event name: dropped when it contains",
-        f"     {', '.join(NON_CLASSICAL_SUBSTRINGS)}, or the words sim, TB, Bl (blitz),",
-        "     N' (minutes); consultation games (several names on one side); these events",
+        wrap(", ".join(NON_CLASSICAL_SUBSTRINGS) + ", or the words sim, TB, Bl (blitz),"),
+        "     N' (minutes); consultation games (several names on one side); games against",
+        "     a chess program (e.g. 'DEEP JUNIOR 6' at Dortmund 2000); these events",
         "     whose names do not say so:",
         *(f"       {k}*: {v}" for k, v in KNOWN_NON_CLASSICAL.items()),
-        f"     and games on a fully known date on which the player played more than "
-        f"{MAX_CLASSICAL_PER_DAY}",
-        "     games (e.g. '1st China Chess King 2024': 6 games on one day);",
+        "     and whole events in which the player played more than "
+        f"{MAX_CLASSICAL_PER_DAY} games on one fully",
+        "     known date (e.g. '1st China Chess King 2024': 6 games on one day);",
         "  4. the title-match games removed (same key as 2, or the match's Event and year);",
-        f"  5. at most {PLAYER_YEAR_CAP} games: sorted by (Date, Event, Round, file, position),",
-        f"     take the games at the centres of {PLAYER_YEAR_CAP} equal slices of that list",
-        "     (indices (2i+1)*n // 60), i.e. spread evenly over the year in date order;",
+        f"  5. at most {cap} games: sorted by (Date, Event, Round, file, position),",
+        f"     take the games at the centres of {cap} equal slices of that list",
+        f"     (indices (2i+1)*n // {2 * cap}), i.e. spread evenly over the year in date order.",
+        f"     The cap is the largest value up to {PLAYER_YEAR_CAP} for which all classical",
+        f"     content stays within the engine budget of {POSITION_BUDGET:,} positions",
+        f"     (full move {FIRST_ANALYSED_MOVE} on, forced moves excluded):",
+        "{budget}",
         "  6. a game chosen for two player-years (champion against champion) is written",
-        "     once, in the first file in match order.",
+        "     once, in the first file in match order; a player-year without games gets",
+        "     no file.",
         "",
         "Per file: classical games found -> written (and what was left out):",
     ]
@@ -672,16 +716,19 @@ def elo_count(games: Iterable[Game]) -> tuple[int, int]:
     return both, len(games)
 
 
+def pairing_key(game: Game) -> tuple[str, str, str]:
+    return game.tag("Round"), game.tag("White"), game.tag("Black")
+
+
 def norway_check(shared: Shared) -> list[str]:
     """Is the classical file free of armageddon games, and do the two files pair up?"""
     classical = shared.games(NORWAY)
     armageddon = shared.games(NORWAY_ARMAGEDDON)
-    pairing = {(g.tag("Round"), g.tag("White"), g.tag("Black")): g for g in classical}
+    pairing = {pairing_key(g): g for g in classical}
     draws = [g for g in classical if g.tag("Result") == "1/2-1/2"]
-    matched = [g for g in armageddon if (g.tag("Round"), g.tag("White"), g.tag("Black")) in pairing]
+    matched = [g for g in armageddon if pairing_key(g) in pairing]
     same = {g.tokens for g in classical} & {g.tokens for g in armageddon}
-    drawn = sum(1 for g in matched if pairing[(g.tag("Round"), g.tag("White"), g.tag("Black"))]
-                .tag("Result") == "1/2-1/2")  # fmt: skip
+    drawn = sum(1 for g in matched if pairing[pairing_key(g)].tag("Result") == "1/2-1/2")
     events = sorted({g.tag("Event") for g in classical})
     return [
         f"  {NORWAY}: {len(classical)} games, Event {events}; 6 players double round robin",
@@ -817,16 +864,51 @@ def spread_pick(groups: Sequence[Sequence[Game]], k: int) -> list[Game]:
     ]
 
 
+#: An Elo tag this far below the player's FIDE rating of the year is taken as wrong.
+ELO_TOLERANCE = 150
+SSP_LAST_YEAR = 2021  #: the spelling file's ratings end with the April 2021 list
+
+
+class EloCheck:
+    """Elo tags against the FIDE histories of the scid spelling file (peak >= 2550)."""
+
+    def __init__(self, players: list[SspPlayer]) -> None:
+        self._by_key: dict[NameKey, list[SspPlayer]] = defaultdict(list)
+        for player in players:
+            for spelling in {player.name, *player.variants}:
+                self._by_key[full_key(spelling)].append(player)
+
+    def reference(self, name: str, year: int) -> tuple[int, int] | None:
+        """(FIDE rating, its year): the last list of the game year, or the latest before."""
+        found = self._by_key.get(full_key(name), [])
+        if len(found) != 1:
+            return None
+        years = [y for y in found[0].elo if y <= year]
+        return (found[0].elo[max(years)][-1], max(years)) if years else None
+
+    def problem(self, game: Game) -> str | None:
+        for side in ("White", "Black"):
+            tag, year = elo(game, side), game.year
+            ref = self.reference(game.tag(side), year) if tag and year else None
+            if ref is None or tag is None or year is None:
+                continue
+            too_high = year <= SSP_LAST_YEAR and tag > ref[0] + ELO_TOLERANCE
+            if tag < ref[0] - ELO_TOLERANCE or too_high:
+                return f"{game.tag(side)} {side}Elo {tag}, FIDE {ref[1]}: {ref[0]}"
+        return None
+
+
 @dataclass
 class CalibrationStats:
     classical: Counter[str] = field(default_factory=Counter)
     rated: Counter[str] = field(default_factory=Counter)
     per_post: dict[int, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     duplicates: list[str] = field(default_factory=list)
+    wrong_elo: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
 def calibration_candidates(
-    shared: Shared, seen: GameIndex, stats: CalibrationStats
+    shared: Shared, seen: GameIndex, stats: CalibrationStats, check: EloCheck
 ) -> dict[int, list[list[Game]]]:
     by_post: dict[int, list[list[Game]]] = {p: [] for p in CALIBRATION_MILEPOSTS}
     for name in CALIBRATION_SOURCES:
@@ -841,6 +923,10 @@ def calibration_candidates(
             if post is None:
                 continue
             stats.per_post[post][name] += 1
+            problem = check.problem(game)
+            if problem:
+                stats.wrong_elo[post].append(f"{game.describe()}: {problem}")
+                continue
             if seen.find(game) is not None:
                 stats.duplicates.append(game.describe())
                 continue
@@ -853,20 +939,25 @@ def calibration_candidates(
 def select_calibration(shared: Shared, seen: GameIndex) -> Folder:
     folder = Folder("calibration", analysed=True, licence=f"{TOURNAMENTS}/LICENSE.txt")
     stats = CalibrationStats()
-    candidates = calibration_candidates(shared, seen, stats)
+    check = EloCheck(read_ssp(shared.text(SSP_FILE)))
+    candidates = calibration_candidates(shared, seen, stats, check)
     rows = []
     for post in CALIBRATION_MILEPOSTS:
         picked = spread_pick(candidates[post], CALIBRATION_CAP)
         seen.add_all(picked)
         folder.files[f"elo-{post}.pgn"] = picked
         total = sum(stats.per_post[post].values())
-        short = f" (fewer than {CALIBRATION_CAP}: all taken)" if total < CALIBRATION_CAP else ""
-        by_source = ", ".join(f"{n} {s.split('-', 2)[2][:-4]}" for s, n in
-                              sorted(stats.per_post[post].items()))  # fmt: skip
-        rows.append(
-            f"  elo-{post}.pgn: {total:>3} qualify, {len(picked):>3} taken{short}"
-            + (f"  [{by_source}]" if by_source else "")
+        short = f" (fewer than {CALIBRATION_CAP}: all usable taken)" * (total < CALIBRATION_CAP)
+        by_source = ", ".join(
+            f"{n} {source.split('-', 2)[2][:-4]}"
+            for source, n in sorted(stats.per_post[post].items())
         )
+        wrong = len(stats.wrong_elo[post])
+        rows.append(
+            f"  elo-{post}.pgn: {total:>3} qualify, {wrong} with a wrong Elo tag, "
+            f"{len(picked):>3} taken{short}" + (f"  [{by_source}]" if by_source else "")
+        )
+        rows += [f"      wrong Elo: {line}" for line in stats.wrong_elo[post]]
     folder.source_text = calibration_source_text(shared, stats, rows)
     return folder
 
@@ -895,7 +986,13 @@ def calibration_source_text(shared: Shared, stats: CalibrationStats, rows: list[
             f"{CALIBRATION_MILEPOSTS[-1]};",
             f"up to {CALIBRATION_CAP} per milepost, spread over the sources: quotas dealt",
             "round-robin over the sources in the order above, then evenly spaced games within",
-            "each source in file order. Games already elsewhere in the content are skipped.",
+            "each source in file order. Games already elsewhere in the content are skipped;",
+            "a milepost without games gets no file.",
+            "Games whose Elo tag is demonstrably wrong are skipped: a player found (exact",
+            "spelling or variant) in the scid spelling file shared/data/" + SSP_FILE,
+            f"whose tag lies more than {ELO_TOLERANCE} below the last FIDE rating of the game",
+            f"year (or of the latest year before it; the file ends in {SSP_LAST_YEAR}), or, for",
+            f"games up to {SSP_LAST_YEAR}, more than {ELO_TOLERANCE} above it.",
             "",
             "Classical and rated games per source:",
             *source_rows,
@@ -906,7 +1003,11 @@ def calibration_source_text(shared: Shared, stats: CalibrationStats, rows: list[
             "Skipped as already in the content: " + (", ".join(stats.duplicates) or "none"),
             "",
             "Note: the sources carry Elo tags for only about a third of the players (per",
-            "player, not per game), so few games have both players rated near a milepost.",
+            "player, not per game; in the Olympiads and the World Cup almost only for",
+            "surnames A-K), so few games have both players rated near a milepost. Where a tag",
+            "can be checked it is wrong for roughly one player in eight, usually far too",
+            "low (e.g. Abasov 2210 and Ding Liren 2270: their first FIDE ratings), so the",
+            "tags of the players who cannot be checked deserve caution as well.",
             "",
             LAYOUT_NOTE,
         ]
@@ -920,6 +1021,18 @@ def calibration_source_text(shared: Shared, stats: CalibrationStats, rows: list[
 class SspPlayer:
     name: str
     variants: list[str] = field(default_factory=list)
+    #: FIDE ratings by year, in list order ("%Elo 2019:2650,2655,..." lines)
+    elo: dict[int, list[int]] = field(default_factory=dict)
+
+
+def parse_elo_line(body: str) -> dict[int, list[int]]:
+    history: dict[int, list[int]] = {}
+    for part in body.split()[1:]:
+        year, _, values = part.partition(":")
+        ratings = [int(v) for v in values.split(",") if v.isdigit()]
+        if year.isdigit() and ratings:
+            history[int(year)] = ratings
+    return history
 
 
 def read_ssp(text: str) -> list[SspPlayer]:
@@ -937,6 +1050,8 @@ def read_ssp(text: str) -> list[SspPlayer]:
             players.append(SspPlayer(body.strip()))
         elif body.strip().startswith("=") and players:
             players[-1].variants.append(body.strip()[1:].strip())
+        elif body.strip().startswith("%Elo") and players:
+            players[-1].elo.update(parse_elo_line(body.strip()))
     return players
 
 
@@ -946,10 +1061,16 @@ class Parsed:
 
     surname: tuple[str, ...]
     given: tuple[str, ...]
+    #: ChessBase-style shortened first name: "Adams,Mi", "Karpov,Ana", "Nakamura,Hi"
+    truncated: bool = False
 
     @property
     def initials_only(self) -> bool:
         return bool(self.given) and all(len(w) == 1 for w in self.given)
+
+    @property
+    def abbreviated(self) -> bool:
+        return self.initials_only or self.truncated
 
     @property
     def initials(self) -> str:
@@ -968,12 +1089,16 @@ def given_words(text: str) -> tuple[str, ...]:
     return tuple(words)
 
 
+_TRUNCATED = re.compile(r"[A-Z][a-z]{1,2}")  #: right after the comma, no space
+
+
 def parses(name: str) -> list[Parsed]:
     """Ways to read a spelling: "Last, First"; without a comma first or last word as surname."""
     clean = _NAME_NOISE.sub(" ", name)
     if "," in clean:
         last, first = clean.split(",", 1)
-        return [Parsed(tuple(name_words(last)), given_words(first))]
+        truncated = _TRUNCATED.fullmatch(first.rstrip("0123456789 ")) is not None
+        return [Parsed(tuple(name_words(last)), given_words(first), truncated)]
     words = clean.split()
     if len(words) < 2:
         return [Parsed(tuple(name_words(clean)), ())]
@@ -983,19 +1108,19 @@ def parses(name: str) -> list[Parsed]:
     ]
 
 
-def full_key(name: str) -> frozenset[str]:
+def full_key(name: str) -> NameKey:
     """Order-free spelling key: "Wei, Yi", "Wei Yi" and "Yi Wei" give the same key."""
-    return frozenset(Counter(name_words(name)).items())  # type: ignore[arg-type]
+    return frozenset(Counter(name_words(name)).items())
 
 
 def initials_match(short: Parsed, long: Parsed) -> bool:
-    """"Carlsen, M" fits "Carlsen, Magnus"; "Petrosian, T" fits "Petrosian, Tigran V"."""
-    return (
-        short.surname == long.surname
-        and short.initials_only
-        and not long.initials_only
-        and long.initials.startswith(short.initials)
-    )
+    """An abbreviation fits a full name: "Carlsen, M" fits "Carlsen, Magnus", "Petrosian, T"
+    fits "Petrosian, Tigran V", "Adams,Mi" fits "Adams, Michael"."""
+    if short.surname != long.surname or long.abbreviated or not long.given:
+        return False
+    if short.truncated:
+        return long.given[0].startswith(short.given[0])
+    return short.initials_only and long.initials.startswith(short.initials)
 
 
 class UnionFind:
@@ -1018,8 +1143,8 @@ class UnionFind:
 SSP_PREFIX = "\x00ssp:"  #: union-find node of a spelling-file player
 
 
-def ssp_index(players: list[SspPlayer]) -> tuple[dict[frozenset[str], set[int]], list[Parsed]]:
-    by_key: dict[frozenset[str], set[int]] = defaultdict(set)
+def ssp_index(players: list[SspPlayer]) -> tuple[dict[NameKey, set[int]], list[Parsed]]:
+    by_key: dict[NameKey, set[int]] = defaultdict(set)
     for i, player in enumerate(players):
         for spelling in (player.name, *player.variants):
             by_key[full_key(spelling)].add(i)
@@ -1043,7 +1168,7 @@ def link_spellings(names: list[str], players: list[SspPlayer]) -> tuple[UnionFin
         if len(matches) == 1:
             uf.union(name, f"{SSP_PREFIX}{next(iter(matches))}")
         uf.union(name, f"\x00key:{sorted(full_key(name))}")
-        full += [(name, p) for p in parses(name) if not p.initials_only]
+        full += [(name, p) for p in parses(name) if not p.abbreviated]
     for _, (_, names_of) in sorted(PLAYERS.items()):
         group = sorted(n for n in names_of if n in uf.parent)
         for other in group[1:]:
@@ -1054,11 +1179,17 @@ def link_spellings(names: list[str], players: list[SspPlayer]) -> tuple[UnionFin
     ssp_by_surname: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for i, parsed in enumerate(ssp_parsed):
         ssp_by_surname[parsed.surname].append(i)
+    link_numbered(names, uf)
     for name in names:
-        for short in (p for p in parses(name) if p.initials_only):
-            fits = {uf.find(n) for n, long in by_surname[short.surname] if initials_match(short, long)}
-            fits |= {uf.find(f"{SSP_PREFIX}{i}") for i in ssp_by_surname[short.surname]
-                     if initials_match(short, ssp_parsed[i])}  # fmt: skip
+        for short in (p for p in parses(name) if p.abbreviated):
+            fits = {
+                uf.find(n) for n, long in by_surname[short.surname] if initials_match(short, long)
+            }
+            fits |= {
+                uf.find(f"{SSP_PREFIX}{i}")
+                for i in ssp_by_surname[short.surname]
+                if initials_match(short, ssp_parsed[i])
+            }
             if len(fits) == 1:
                 uf.union(name, next(iter(fits)))
             elif len(fits) > 1:
@@ -1066,9 +1197,25 @@ def link_spellings(names: list[str], players: list[SspPlayer]) -> tuple[UnionFin
     return uf, sorted(set(ambiguous))
 
 
+def link_numbered(names: list[str], uf: UnionFind) -> None:
+    """scid-style namesake numbers: "Fedoseev,Vl3" is "Fedoseev, Vladimir3"."""
+    numbered: dict[tuple[tuple[str, ...], str], list[tuple[str, str]]] = defaultdict(list)
+    for name in names:
+        match = re.search(r"(\d+)\s*$", name)
+        if match and "," in name:
+            parsed = parses(name)[0]
+            numbered[(parsed.surname, match.group(1))].append((name, "".join(parsed.given)))
+    for group in numbered.values():
+        longest = max(group, key=lambda item: len(item[1]))
+        for name, given in group:
+            if longest[1].startswith(given):
+                uf.union(name, longest[0])
+
+
 def fide_form(name: str) -> str:
-    """"Last, First" with one space after the comma; "Gukesh D" → "Gukesh, D"."""
+    """FIDE's "Last, First" with one space after the comma: "Gukesh D" → "Gukesh, D"."""
     clean = re.sub(r"\s+", " ", _NAME_NOISE.sub(" ", name)).strip()
+    clean = re.sub(r"\d+$", "", clean).strip()  # scid numbers namesakes: "Sokolov, Ivan1"
     if "," in clean:
         last, first = clean.split(",", 1)
         return f"{last.strip()}, {first.strip().rstrip('.')}".strip(", ")
@@ -1095,7 +1242,7 @@ def build_aliases(names: Iterable[str], players: list[SspPlayer]) -> AliasResult
     for node in list(uf.parent):
         root = uf.find(node)
         if node.startswith(SSP_PREFIX):
-            ssp_of[root].append(players[int(node[len(SSP_PREFIX):])].name)
+            ssp_of[root].append(players[int(node[len(SSP_PREFIX) :])].name)
         elif not node.startswith("\x00"):
             groups[root].append(node)
     table: dict[str, list[str]] = {}
@@ -1157,7 +1304,8 @@ def report(folders: Sequence[Folder], aliases: AliasResult, say: Callable[[str],
     say(f"{'folder':<22}{'files':>6}{'games':>8}{'positions':>11}")
     for folder in folders:
         positions = f"{folder.positions:>11,}" if folder.analysed else f"{'(not analysed)':>15}"
-        say(f"{folder.name:<22}{len(folder.files):>6}{folder.games:>8}{positions}")
+        files = sum(1 for games in folder.files.values() if games)
+        say(f"{folder.name:<22}{files:>6}{folder.games:>8}{positions}")
     total = sum(f.positions for f in folders)
     status = "within" if total <= POSITION_BUDGET else "OVER"
     say(f"{'total analysed':<36}{total:>11,}  ({status} the budget of {POSITION_BUDGET:,})")
@@ -1176,29 +1324,60 @@ def per_file_table(folders: Sequence[Folder], say: Callable[[str], None]) -> Non
             say(f"  {folder.name}/{name:<58}{len(games):>6}{positions:>9,}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--shared", type=Path, default=REPO.parent / "shared",
-                        help="the shared folder (default: ../shared beside the repository)")  # fmt: skip
-    parser.add_argument("-v", "--verbose", action="store_true", help="also list every file")
-    args = parser.parse_args(argv)
-    shared = Shared(args.shared / "data")
+def select_all(shared: Shared, cap: int) -> list[Folder]:
     seen = GameIndex()
     wcc = select_world_championships(shared, seen)
-    folders = [
+    return [
         wcc,
-        select_champions(shared, seen, wcc),
+        select_champions(shared, seen, wcc, cap),
         select_tournaments(shared, seen),
         select_rapid_blitz(shared, seen),
         select_calibration(shared, seen),
     ]
-    names = [g.tag(s) for f in folders for gs in f.files.values() for g in gs for s in ("White", "Black")]
+
+
+def select_within_budget(shared: Shared) -> tuple[int, list[Folder]]:
+    """The selection with the largest player-year cap that keeps the positions in budget."""
+    tried = []
+    for cap in range(PLAYER_YEAR_CAP, 0, -1):
+        folders = select_all(shared, cap)
+        total = sum(f.positions for f in folders)
+        tried.append(f"cap {cap}: {total:,}")
+        if total <= POSITION_BUDGET:
+            champions = folders[1]
+            champions.source_text = champions.source_text.replace(
+                "{budget}", wrap(", ".join(tried))
+            )
+            return cap, folders
+    raise SystemExit(f"even one game per player-year exceeds {POSITION_BUDGET:,} positions")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--shared",
+        type=Path,
+        default=REPO.parent / "shared",
+        help="the shared folder (default: ../shared beside the repository)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="also list every file")
+    args = parser.parse_args(argv)
+    shared = Shared(args.shared / "data")
+    cap, folders = select_within_budget(shared)
+    names = [
+        g.tag(side)
+        for folder in folders
+        for games in folder.files.values()
+        for g in games
+        for side in ("White", "Black")
+    ]
     aliases = build_aliases(names, read_ssp(shared.text(SSP_FILE)))
     for folder in folders:
         write_folder(shared, folder)
     (CONTENT / "aliases.toml").write_text(aliases_toml(aliases), encoding="utf-8")
     if args.verbose:
         per_file_table(folders, print)
+    print(f"champions/: at most {cap} games per player-year (largest cap within the budget)")
     report(folders, aliases, print)
     return 0
 
