@@ -28,7 +28,7 @@ from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.slugs import unique_slugs
 from site_builder.render.writer import copy_assets, recover_output, render_pages, swap_into_place
-from site_builder.sitedata import SiteData
+from site_builder.sitedata import SiteData, event_key
 
 Echo = Callable[[str], None]
 
@@ -301,6 +301,7 @@ def make_site(
         as_of = max(dated, key=lambda d: d.sort_key) if dated else PgnDate(None)
     moves = move_table(rows)
     names = {g.white for g in games} | {g.black for g in games}
+    events = {event_key(g) for g in games}
     facts = {
         "games": len(games),
         "analysed_games": len(analysed),
@@ -321,6 +322,7 @@ def make_site(
         analysed=analysed,
         not_analysed=not_analysed,
         player_slugs=unique_slugs(names),
+        event_slugs=unique_slugs(events),
         facts=facts,
     )
 

@@ -93,12 +93,96 @@ class TimeControlSection:
 
 
 @dataclass(frozen=True)
+class ResultsSection:
+    """Fischl's results statistics (METHODS.md section 2). Owned by metrics/results.py."""
+
+    current_min_elo: int = 2500
+    current_opponent_min_elo: int = 2400
+    fighter_min_elo: int = 2600
+    historic_since: int = 1972
+    historic_min_elo: int = 2400
+    historic_opponent_min_elo: int = 2300
+    min_games: int = 50
+    annual_min_games: int = 20
+    annual_min_games_current_year: int = 10
+    rapid_min_games: int = 20
+    rapid_annual_min_games: int = 10
+    blitz_min_games: int = 10
+    historic_early_min_games: int = 20
+    historic_early_until: int = 1950
+    start_elo: int = 2200
+    k_numerator: float = 1200.0
+    gm_min: int = 70
+    gm_max: int = 150
+    rapid_k: float = 20.0
+    blitz_k: float = 20.0
+    rapid_since: int = 2000
+
+
+@dataclass(frozen=True)
+class ConformanceSection:
+    """Alliot's conformance, gain and Markov predictors (METHODS.md section 3)."""
+
+    first_move: int = 10
+    gb_limit_pawns: float = 2.0
+    k1: float = 1.44
+    k2: float = -3.53
+    n0: int = 29
+    b_pawns: float = 2.2
+    #: "alliot" (default), "step" (Ferreira) or "tanh"
+    gain_vector: str = "alliot"
+    markov_min_row: int = 20
+    markov_mirror_black: bool = False
+    markov_max_pairs: int = 200
+    #: Moves (turns) a player-year needs to enter comparisons.
+    min_moves: int = 200
+
+
+@dataclass(frozen=True)
+class IntrinsicSection:
+    """Regan & Haworth's intrinsic ratings (METHODS.md section 4)."""
+
+    lines: int = 10
+    first_move: int = 9
+    max_eval_cp: int = 300
+    tie_penalty_pawns: float = 0.03
+    #: "percentile" (default), "ml" or "mm_ad"
+    fit: str = "percentile"
+    milepost_step: int = 100
+    milepost_min: int = 2000
+    milepost_max: int = 2800
+    milepost_width: int = 20
+    min_turns: int = 500
+    bootstrap: int = 200
+    seed: int = 20111
+
+
+@dataclass(frozen=True)
+class BayesianSection:
+    """Di Fatta, Haworth & Regan's Bayesian skill (METHODS.md section 5)."""
+
+    lines: int = 10
+    first_move: int = 13
+    k_pawns: float = 0.1
+    c_min: float = 0.0
+    c_max: float = 5.0
+    coarse_step: float = 0.1
+    fine_step: float = 0.001
+    group_width: int = 10
+    min_turns: int = 100
+
+
+@dataclass(frozen=True)
 class Settings:
     site: SiteSection = field(default_factory=SiteSection)
     content: ContentSection = field(default_factory=ContentSection)
     analysis: AnalysisSection = field(default_factory=AnalysisSection)
     quality: QualitySection = field(default_factory=QualitySection)
     time_control: TimeControlSection = field(default_factory=TimeControlSection)
+    results: ResultsSection = field(default_factory=ResultsSection)
+    conformance: ConformanceSection = field(default_factory=ConformanceSection)
+    intrinsic: IntrinsicSection = field(default_factory=IntrinsicSection)
+    bayesian: BayesianSection = field(default_factory=BayesianSection)
 
     def digest(self, *sections: str) -> str:
         """md5 of the sorted JSON of the named sections (all when none named)."""

@@ -31,6 +31,8 @@ class SiteData:
     #: game_id → why it was not analysed ("" when analysed)
     not_analysed: dict[str, str]
     player_slugs: dict[str, str]
+    #: event key (see :func:`event_key`) → slug
+    event_slugs: dict[str, str] = field(default_factory=dict)
     #: Results of each metric family, by family name.
     results: dict[str, Any] = field(default_factory=dict)
     #: Build facts shown on the methodology and report pages.
@@ -47,9 +49,24 @@ class SiteData:
     def game_path(game_id: str) -> str:
         return f"games/{game_id}.html"
 
+    def event_path(self, key: str) -> str:
+        return f"events/{self.event_slugs[key]}.html"
+
+    def games_of_event(self) -> dict[str, list[GameRecord]]:
+        out: dict[str, list[GameRecord]] = {}
+        for g in self.games:
+            out.setdefault(event_key(g), []).append(g)
+        return out
+
     @property
     def as_of_months(self) -> float | None:
         return self.as_of.months
+
+
+def event_key(game: GameRecord) -> str:
+    """An event is its name and year ("World Championship 13th 1927")."""
+    name = game.event or "(no event name)"
+    return f"{name} {game.date.year}" if game.date.year else name
 
 
 @dataclass(frozen=True)
@@ -77,5 +94,7 @@ class Family:
     nav: tuple[NavItem, ...] = ()
     player_sections: Callable[[SiteData, str], list[Section]] | None = None
     game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
+    #: Blocks on an event (tournament or match) page, given the event key.
+    event_sections: Callable[[SiteData, str], list[Section]] | None = None
     #: Paragraphs for the methodology page (template partial name), or None.
     methodology: str | None = None

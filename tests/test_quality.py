@@ -121,3 +121,13 @@ def test_quality_vs_elo_fit_recovers_a_line() -> None:
 def test_quality_vs_elo_needs_three_players() -> None:
     assert quality.quality_vs_elo([50.0, 60.0], [2500.0, 2600.0]) is None
     assert quality.quality_vs_elo([50.0, math.nan, 60.0], [2500.0, 2550.0, 2600.0]) is None
+
+
+def test_fide_performance_table() -> None:
+    from site_builder.metrics.events import fide_dp, performance
+
+    assert fide_dp(0.5) == 0 and fide_dp(1.0) == 800 and fide_dp(0.0) == -800
+    assert fide_dp(0.75) == 193 and fide_dp(0.25) == -193
+    # 3 of 4 against an average of 2600: 2600 + dp(0.75) = 2793
+    assert performance([2550, 2650, 2600, 2600], 3.0) == 2793
+    assert performance([], 1.0) is None

@@ -9,11 +9,12 @@ from typing import Any
 import chess
 
 from site_builder.analysis.spec import board_from_key
+from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts
 from site_builder.render.tables import records
 from site_builder.render.writer import Page
-from site_builder.sitedata import Family, NavItem, Section, SiteData
+from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
 
@@ -23,6 +24,7 @@ def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> di
         "href": site.game_path(game.game_id),
         "date": str(game.date),
         "event": game.event,
+        "event_href": site.event_path(event_key(game)),
         "round": game.round,
         "white": game.white,
         "black": game.black,
@@ -170,9 +172,71 @@ def game_page(site: SiteData, game: GameRecord, families: Sequence[Family]) -> P
             "not_analysed": site.not_analysed.get(game.game_id, ""),
             "sections": sections,
             "breadcrumbs": [
-                ("Players", "players.html"),
-                (game.white, site.player_path(game.white)),
+                ("Tournaments", "events.html"),
+                (event_key(game), site.event_path(event_key(game))),
             ],
+        },
+    )
+
+
+_CROSSTABLE_MAX = 20  # players; larger events show standings only
+
+
+def events_page(site: SiteData, by_event: dict[str, list[GameRecord]]) -> Page:
+    rows = []
+    for key, games in by_event.items():
+        dates = sorted(g.date.sort_key for g in games)
+        players = {g.white for g in games} | {g.black for g in games}
+        rows.append(
+            {
+                "event": key,
+                "href": site.event_path(key),
+                "year": games[0].date.year,
+                "games": len(games),
+                "players": len(players),
+                "analysed": sum(1 for g in games if g.game_id in site.analysed),
+                "classes": ", ".join(sorted({g.time_class for g in games})),
+                "sort": dates[0],
+            }
+        )
+    rows.sort(key=lambda r: (r["sort"], r["event"]), reverse=True)
+    return Page("events.html", "events.html", {"title": "Tournaments and matches", "rows": rows})
+
+
+def event_page(
+    site: SiteData, key: str, games: list[GameRecord], families: Sequence[Family]
+) -> Page:
+    table = events.standings(games)
+    order = [s.player for s in table]
+    rows = [
+        {
+            "rank": i,
+            "player": s.player,
+            "href": site.player_path(s.player),
+            "points": s.points,
+            "games": s.games,
+            "elo": s.elo,
+            "performance": s.performance,
+        }
+        for i, s in enumerate(table, start=1)
+    ]
+    cross = events.crosstable(games, order) if len(order) <= _CROSSTABLE_MAX else None
+    sections: list[Section] = []
+    for fam in families:
+        if fam.event_sections is not None:
+            sections.extend(fam.event_sections(site, key))
+    ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))
+    return Page(
+        site.event_path(key),
+        "event.html",
+        {
+            "title": key,
+            "standings": rows,
+            "crosstable": cross,
+            "order": order,
+            "games": [_game_row(site, g) for g in ordered],
+            "sections": sections,
+            "breadcrumbs": [("Tournaments", "events.html")],
         },
     )
 
@@ -221,7 +285,13 @@ def methodology_page(site: SiteData, families: Sequence[Family]) -> Page:
 def make_core_family(families: Sequence[Family]) -> Family:
     def pages(site: SiteData) -> list[Page]:
         by_player = _games_of(site)
-        out = [players_page(site, by_player), methodology_page(site, families)]
+        by_event = site.games_of_event()
+        out = [
+            players_page(site, by_player),
+            methodology_page(site, families),
+            events_page(site, by_event),
+        ]
+        out += [event_page(site, k, g, families) for k, g in sorted(by_event.items())]
         out += report_page(site)
         out += [player_page(site, n, g, families) for n, g in sorted(by_player.items())]
         out += [game_page(site, g, families) for g in site.games]
@@ -233,6 +303,7 @@ def make_core_family(families: Sequence[Family]) -> Family:
         pages=pages,
         nav=(
             NavItem("Players", "players.html"),
+            NavItem("Tournaments", "events.html"),
             NavItem("Methodology", "methodology.html"),
             NavItem("Build report", "report.html"),
         ),

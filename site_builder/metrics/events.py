@@ -1,0 +1,183 @@
+"""Standings and crosstables of an event, and FIDE performance ratings (pure)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from site_builder.model import GameRecord
+
+# FIDE rating difference dp for a fractional score p (FIDE Handbook B.02, table 8.1a),
+# for p = 0.00, 0.01, ..., 1.00.
+_DP = [
+    -800,
+    -677,
+    -589,
+    -538,
+    -501,
+    -470,
+    -444,
+    -422,
+    -401,
+    -383,
+    -366,
+    -351,
+    -336,
+    -322,
+    -309,
+    -296,
+    -284,
+    -273,
+    -262,
+    -251,
+    -240,
+    -230,
+    -220,
+    -211,
+    -202,
+    -193,
+    -184,
+    -175,
+    -166,
+    -158,
+    -149,
+    -141,
+    -133,
+    -125,
+    -117,
+    -110,
+    -102,
+    -95,
+    -87,
+    -80,
+    -72,
+    -65,
+    -57,
+    -50,
+    -43,
+    -36,
+    -29,
+    -21,
+    -14,
+    -7,
+    0,
+    7,
+    14,
+    21,
+    29,
+    36,
+    43,
+    50,
+    57,
+    65,
+    72,
+    80,
+    87,
+    95,
+    102,
+    110,
+    117,
+    125,
+    133,
+    141,
+    149,
+    158,
+    166,
+    175,
+    184,
+    193,
+    202,
+    211,
+    220,
+    230,
+    240,
+    251,
+    262,
+    273,
+    284,
+    296,
+    309,
+    322,
+    336,
+    351,
+    366,
+    383,
+    401,
+    422,
+    444,
+    470,
+    501,
+    538,
+    589,
+    677,
+    800,
+]
+
+
+def fide_dp(p: float) -> int:
+    """FIDE's dp for score fraction p, rounded to the table's hundredths."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"score fraction p must lie in [0, 1], got {p}")
+    return _DP[round(p * 100)]
+
+
+def performance(opponent_elos: Sequence[int], score: float) -> float | None:
+    """FIDE performance: average opponent rating + dp(score / games); None without ratings."""
+    if not opponent_elos:
+        return None
+    avg = sum(opponent_elos) / len(opponent_elos)
+    return avg + fide_dp(score / len(opponent_elos))
+
+
+@dataclass
+class Standing:
+    player: str
+    points: float = 0.0
+    games: int = 0
+    elos: list[int] = field(default_factory=list)
+    opponent_elos: list[int] = field(default_factory=list)
+    rated_points: float = 0.0  # points against rated opponents
+
+    @property
+    def elo(self) -> int | None:
+        return round(sum(self.elos) / len(self.elos)) if self.elos else None
+
+    @property
+    def performance(self) -> float | None:
+        return performance(self.opponent_elos, self.rated_points)
+
+
+def standings(games: Sequence[GameRecord]) -> list[Standing]:
+    """Points and games per player (unfinished games '*' are not scored), best first."""
+    table: dict[str, Standing] = {}
+    for g in games:
+        score = g.score_white
+        if score is None:
+            continue
+        for name, elo, opp_elo, pts in (
+            (g.white, g.white_elo, g.black_elo, score),
+            (g.black, g.black_elo, g.white_elo, 1.0 - score),
+        ):
+            s = table.setdefault(name, Standing(name))
+            s.points += pts
+            s.games += 1
+            if elo is not None:
+                s.elos.append(elo)
+            if opp_elo is not None:
+                s.opponent_elos.append(opp_elo)
+                s.rated_points += pts
+    return sorted(table.values(), key=lambda s: (-s.points, s.games, s.player))
+
+
+def crosstable(games: Sequence[GameRecord], order: Sequence[str]) -> list[list[str]]:
+    """Cell [i][j]: player i's results against j ("1", "½", "0", joined when several)."""
+    cells: dict[tuple[str, str], list[str]] = defaultdict(list)
+    sym = {1.0: "1", 0.5: "½", 0.0: "0"}
+    for g in sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id)):
+        score = g.score_white
+        if score is None:
+            continue
+        cells[(g.white, g.black)].append(sym[score])
+        cells[(g.black, g.white)].append(sym[1.0 - score])
+    return [["" if a == b else " ".join(cells.get((a, b), [])) for b in order] for a in order]
