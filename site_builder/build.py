@@ -28,7 +28,7 @@ from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.slugs import unique_slugs
 from site_builder.render.writer import copy_assets, recover_output, render_pages, swap_into_place
-from site_builder.sitedata import SiteData, event_key
+from site_builder.sitedata import Family, SiteData, event_key
 
 Echo = Callable[[str], None]
 
@@ -186,26 +186,28 @@ def gather_moves(
     return rows, done
 
 
-def build(
+class _Clock:
+    def __init__(self, stats: BuildStats) -> None:
+        self.stats, self.last = stats, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.stats.seconds[name] = self.stats.seconds.get(name, 0.0) + now - self.last
+        self.last = now
+
+
+def prepare(
     content_dir: Path,
-    output_dir: Path,
     settings: Settings,
+    stats: BuildStats,
     *,
     cache_dir: Path | None = None,
     analyse_only: bool = False,
     progress: bool = True,
     echo: Echo = print,
-) -> BuildStats:
-    stats = BuildStats()
-    clock = time.perf_counter()
-
-    def lap(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        stats.seconds[name] = now - clock
-        clock = now
-
-    recover_output(output_dir)
+) -> SiteData | None:
+    """Ingest and analyse; the site's inputs (None when ``analyse_only``)."""
+    clock = _Clock(stats)
     result = ingest(content_dir, settings)
     games = sorted(result.games, key=lambda g: (g.date.sort_key, g.source, g.line))
     stats.games, stats.files = len(games), len(result.files)
@@ -216,12 +218,14 @@ def build(
         + (", ".join(f"{n} {k}" for k, n in sorted(stats.problems.items())) or "no problems")
         + "."
     )
-    plies = {g.game_id: game_plies(g) for g in games}
     chosen, not_analysed = analysis_scope(games, settings)
     a = settings.analysis
+    plies = {
+        g.game_id: game_plies(g, None if g.game_id in not_analysed else a.first_move) for g in games
+    }
     to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
     stats.analysed_games = len(chosen)
-    lap("ingest")
+    clock.lap("ingest")
 
     spec: AnalysisSpec | None = None
     rows: list[dict[str, Any]] = []
@@ -239,15 +243,15 @@ def build(
                 + (f", {len(stats.failed)} failed" if stats.failed else "")
                 + "."
             )
-            lap("analysis")
+            clock.lap("analysis")
             if analyse_only:
-                return stats
+                return None
             rows, analysed = gather_moves(
                 chosen, to_analyse, spec, cache, settings.quality.mate_cp, not_analysed
             )
     elif analyse_only:
         echo("No games to analyse.")
-        return stats
+        return None
     failed_problems = [
         Problem("(analysis)", 0, "warning", pos, reason) for pos, reason in stats.failed
     ]
@@ -262,24 +266,65 @@ def build(
         not_analysed,
         stats,
     )
-    lap("moves")
-    families = all_families()
+    clock.lap("moves")
+    return site
+
+
+def compute_metrics(site: SiteData, families: list[Family]) -> None:
     for fam in families:
         site.results[fam.name] = fam.compute(site)
-    lap("metrics")
+
+
+def render_site(site: SiteData, families: list[Family], output_dir: Path) -> int:
+    """Write every page into a staging folder and swap it into place. Returns page count."""
     pages = [p for fam in families for p in fam.pages(site)]
     staging = output_dir.with_name(output_dir.name + ".staging")
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     nav = [item for fam in families for item in fam.nav]
-    common = {"site": settings.site, "settings": settings, "nav": nav, "version": __version__}
+    common = {
+        "site": site.settings.site,
+        "settings": site.settings,
+        "nav": nav,
+        "version": __version__,
+    }
     render_pages(pages, staging, common)
     copy_assets(staging)
     swap_into_place(staging, output_dir)
-    stats.pages = len(pages)
-    lap("render")
-    echo(f"Wrote {len(pages)} pages to {output_dir}.")
+    return len(pages)
+
+
+def build(
+    content_dir: Path,
+    output_dir: Path,
+    settings: Settings,
+    *,
+    cache_dir: Path | None = None,
+    analyse_only: bool = False,
+    progress: bool = True,
+    echo: Echo = print,
+) -> BuildStats:
+    stats = BuildStats()
+    recover_output(output_dir)
+    site = prepare(
+        content_dir,
+        settings,
+        stats,
+        cache_dir=cache_dir,
+        analyse_only=analyse_only,
+        progress=progress,
+        echo=echo,
+    )
+    if site is None:
+        return stats
+    clock = _Clock(stats)
+    families = all_families()
+    compute_metrics(site, families)
+    clock.lap("metrics")
+    stats.pages = render_site(site, families, output_dir)
+    clock.lap("render")
+    echo(f"Wrote {stats.pages} pages to {output_dir}.")
     return stats
 
 

@@ -130,7 +130,7 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
         wanted = [
             (p.position, p.played)
             for g in chosen
-            for p in analysed_plies(game_plies(g), a.first_move)
+            for p in analysed_plies(game_plies(g, a.first_move), a.first_move)
         ]
         from site_builder.analysis.positions import missing_tasks
 
@@ -156,7 +156,9 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
         positions = {
             p.position
             for g in chosen
-            for p in analysed_plies(game_plies(g), settings.analysis.first_move)
+            for p in analysed_plies(
+                game_plies(g, settings.analysis.first_move), settings.analysis.first_move
+            )
         }
     with EvalCache(cache_dir) as cache:
         n = exchange.export_analysis(cache, spec, args.file, positions)

@@ -70,6 +70,8 @@ class GameRecord:
     black_elo: int | None
     eco: str | None
     moves: tuple[str, ...]
+    #: The moves in SAN without check signs (from the PGN, for display); may be empty.
+    sans: tuple[str, ...] = ()
     tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: "classical" | "rapid" | "blitz", and the rule that decided it.
     time_class: str = "classical"

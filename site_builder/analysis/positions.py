@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import chess
 
@@ -20,42 +20,59 @@ class Ply:
     ply: int  # 0-based half-move index
     move_number: int  # full-move number
     white: bool  # True when White makes the move
-    position: str  # cache position key before the move
+    position: str  # cache position key before the move ("" when not analysed)
     played: str  # UCI
     san: str
-    legal: int  # legal moves in the position
+    forced: bool  # the only legal move
     repetition: bool  # position occurred earlier in the game
 
 
-def game_plies(game: GameRecord) -> list[Ply]:
-    """Every move of the game with its position key (no engine involved)."""
+def _only_move(board: chess.Board) -> bool:
+    moves = board.generate_legal_moves()
+    return next(moves, None) is not None and next(moves, None) is None
+
+
+def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
+    """Every move of the game (no engine involved).
+
+    Position keys and forced-move checks are made from full move ``keys_from`` on
+    (``None``: never, for games the engine does not analyse).
+    """
     board = chess.Board()
-    seen: set[str] = set()
+    seen: set[object] = set()
     out: list[Ply] = []
+    sans = game.sans
     for index, uci in enumerate(game.moves):
         move = chess.Move.from_uci(uci)
-        key = position_key(board)
-        rep_key = board.epd()
+        keyed = keys_from is not None and board.fullmove_number >= keys_from
+        rep_key = board._transposition_key()
         out.append(
             Ply(
                 ply=index,
                 move_number=board.fullmove_number,
                 white=board.turn == chess.WHITE,
-                position=key,
+                position=position_key(board) if keyed else "",
                 played=uci,
-                san=board.san(move),
-                legal=board.legal_moves.count(),
+                san=sans[index] if sans else "",
+                forced=_only_move(board) if keyed else False,
                 repetition=rep_key in seen,
             )
         )
         seen.add(rep_key)
+        if not sans:
+            out[-1] = replace(out[-1], san=board.san(move))
+            board.push(move)
+            continue
         board.push(move)
+        if board.is_check():  # PGN tokens come without the check sign
+            mate = next(board.generate_legal_moves(), None) is None
+            out[-1] = replace(out[-1], san=out[-1].san + ("#" if mate else "+"))
     return out
 
 
 def analysed_plies(plies: Iterable[Ply], first_move: int) -> list[Ply]:
     """Plies the engine looks at: from ``first_move`` on, forced moves left out."""
-    return [p for p in plies if p.move_number >= first_move and p.legal > 1]
+    return [p for p in plies if p.move_number >= first_move and p.position and not p.forced]
 
 
 def missing_tasks(

@@ -29,10 +29,28 @@ _STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position"}
 
 
 class _CollectingBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
-    """python-chess's builder without the log line: errors go to the build report only."""
+    """python-chess's builder without the log line: errors go to the build report only.
+
+    It also keeps each move's SAN token, so pages need not recompute SAN.
+    """
+
+    _last_token: str | None = None
 
     def handle_error(self, error: Exception) -> None:
         self.game.errors.append(error)
+
+    def parse_san(self, board: chess.Board, san: str) -> chess.Move:
+        move = board.parse_san(san)
+        self._last_token = san
+        return move
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        super().visit_move(board, move)
+        token = getattr(self, "_last_token", None)
+        # Keep the PGN's own SAN when it is canonical (not UCI or over-disambiguated).
+        if token is not None and _looks_canonical(token):
+            self.variation_stack[-1]._san_token = token.rstrip("+#")  # type: ignore[attr-defined]
+        self._last_token = None
 
 
 @dataclass
@@ -91,6 +109,20 @@ def _comment_open_after(line: str, in_comment: bool) -> bool:
         elif ch == ";":
             break
     return in_comment
+
+
+_SAN = re.compile(
+    r"^(?:[NBRQK][a-h1-8]?x?[a-h][1-8]|[a-h](?:x[a-h])?[1-8](?:=[NBRQ])?|O-O(?:-O)?)[+#]?$"
+)
+
+
+def _looks_canonical(token: str) -> bool:
+    return _SAN.match(token) is not None
+
+
+def _display_san(node: chess.pgn.ChildNode) -> str:
+    san = getattr(node, "_san_token", None)
+    return san if isinstance(san, str) else node.san().rstrip("+#")
 
 
 def _join_movetext(text: str) -> tuple[str, bool]:
@@ -175,6 +207,7 @@ def parse_game(
         problem("skipped", f"moves could not be read: {reason}", desc)
         return None, problems
     moves = tuple(m.uci() for m in game.mainline_moves())
+    sans = tuple(_display_san(n) for n in game.mainline())
     if not moves:
         problem("skipped", "the game has no moves", desc)
         return None, problems
@@ -217,6 +250,7 @@ def parse_game(
         black_elo=black_elo,
         eco=eco,
         moves=moves,
+        sans=sans,
         tags=MappingProxyType(tags),
         time_class=time_class,
         time_class_reason=tc_reason,
