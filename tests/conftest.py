@@ -37,3 +37,23 @@ def make_content(
 
 
 requires_engine = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed")
+
+
+@pytest.fixture(scope="session")
+def small_site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """SiteData of tests/data/small-site: 188 real games with their shipped depth-6 analysis.
+
+    Built once per test session through the real pipeline (ingest, diskcache, import of the
+    shipped export; the engine is started only to read its name). Metric families are not
+    computed: call ``family.compute(site)`` in the test.
+    """
+    from site_builder.build import BuildStats, prepare
+    from site_builder.config import load_settings
+
+    content = DATA / "small-site"
+    cache = tmp_path_factory.mktemp("small-site-cache")
+    settings = load_settings(content)
+    site = prepare(content, settings, BuildStats(), cache_dir=cache, progress=False,
+                   echo=lambda s: None)
+    assert site is not None
+    return site

@@ -10,7 +10,7 @@ import pandas as pd
 from site_builder.metrics import quality
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, records
+from site_builder.render.tables import csv_bytes, json_bytes, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -116,7 +116,9 @@ def pages(site: SiteData) -> list[Page]:
     return [
         Page("index.html", "index.html", ctx),
         Page("data/quality-current.csv", "", {"bytes": csv_bytes(current, columns)}),
+        Page("data/quality-current.json", "", {"bytes": json_bytes(current, columns)}),
         Page("data/quality-historical.csv", "", {"bytes": csv_bytes(historical, columns)}),
+        Page("data/quality-historical.json", "", {"bytes": json_bytes(historical, columns)}),
     ]
 
 

@@ -39,3 +39,19 @@ def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
                 out.append(str(v))
         writer.writerow(out)
     return buf.getvalue().encode("utf-8")
+
+
+def json_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
+    """The same rows as :func:`csv_bytes`, as a JSON list of objects (NaN → null)."""
+    import json
+
+    out = []
+    for row in rows:
+        item = {}
+        for c in columns:
+            v = _plain(row.get(c))
+            if isinstance(v, float) and math.isnan(v):
+                v = None
+            item[c] = v
+        out.append(item)
+    return (json.dumps(out, ensure_ascii=False, sort_keys=False, indent=1) + "\n").encode("utf-8")
