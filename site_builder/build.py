@@ -252,9 +252,7 @@ def prepare(
     elif analyse_only:
         echo("No games to analyse.")
         return None
-    failed_problems = [
-        Problem("(analysis)", 0, "warning", pos, reason) for pos, reason in stats.failed
-    ]
+    failed_problems = failed_positions_report(stats.failed, chosen, to_analyse)
     site = make_site(
         settings,
         games,
@@ -268,6 +266,32 @@ def prepare(
     )
     clock.lap("moves")
     return site
+
+
+def failed_positions_report(
+    failed: list[tuple[str, str]],
+    games: list[GameRecord],
+    plies: dict[str, list[Ply]],
+) -> list[Problem]:
+    """One report line per game that contains a position the engine could not analyse."""
+    reasons = dict(failed)
+    out = []
+    for game in games:
+        for p in plies[game.game_id]:
+            if p.position in reasons:
+                move = f"{p.move_number}{'.' if p.white else '...'} {p.san}"
+                out.append(
+                    Problem(
+                        game.source,
+                        game.line,
+                        "warning",
+                        game.label(),
+                        f"engine failed on the position before {move} ({p.position}): "
+                        f"{reasons[p.position]}; the game is not analysed",
+                    )
+                )
+                break
+    return out
 
 
 def compute_metrics(site: SiteData, families: list[Family]) -> None:

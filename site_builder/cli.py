@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,8 +150,14 @@ def _overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return {"analysis": a} if a else {}
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # `kill` stops a build like Ctrl-C: finished chunks stay cached, engines are shut down.
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return _dispatch(args)
     except SiteBuilderError as exc:
