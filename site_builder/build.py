@@ -9,9 +9,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from site_builder.analysis.dask_backend import DaskPool
 
 from site_builder import __version__
 from site_builder.analysis import exchange
@@ -21,6 +24,7 @@ from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
 from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
 from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
+from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import IngestResult, read_collection
@@ -120,6 +124,20 @@ def import_shipped(content_dir: Path, settings: Settings, cache: EvalCache, echo
     return total
 
 
+def make_dask_pool(
+    scheduler: str, engine_path: str, spec: AnalysisSpec, settings: Settings
+) -> DaskPool:
+    try:
+        from site_builder.analysis.dask_backend import DaskPool as Pool
+    except ImportError as exc:
+        raise SiteBuilderError(
+            f"--scheduler needs Dask ({exc}); "
+            "install it with: pip install 'site-builder[distributed]'"
+        ) from exc
+    a = settings.analysis
+    return Pool(scheduler, engine_path, spec, a.deadline_s, a.max_tries)
+
+
 def run_analysis(
     plies_by_game: dict[str, list[Ply]],
     spec: AnalysisSpec,
@@ -128,6 +146,7 @@ def run_analysis(
     engine_path: str,
     stats: BuildStats,
     progress: bool,
+    scheduler: str | None = None,
 ) -> None:
     wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
     tasks, hits = missing_tasks(wanted, spec, cache)
@@ -136,7 +155,13 @@ def run_analysis(
     if not tasks:
         return
     a = settings.analysis
-    pool = LocalPool(engine_path, spec, a.workers or default_workers(), a.deadline_s, a.max_tries)
+    pool: LocalPool | DaskPool
+    if scheduler:
+        pool = make_dask_pool(scheduler, engine_path, spec, settings)
+    else:
+        pool = LocalPool(
+            engine_path, spec, a.workers or default_workers(), a.deadline_s, a.max_tries
+        )
     bar = tqdm(
         total=len(tasks), unit="pos", desc="Analysing", disable=not progress, dynamic_ncols=True
     )
@@ -205,6 +230,7 @@ def prepare(
     analyse_only: bool = False,
     progress: bool = True,
     echo: Echo = print,
+    scheduler: str | None = None,
 ) -> SiteData | None:
     """Ingest and analyse; the site's inputs (None when ``analyse_only``)."""
     clock = _Clock(stats)
@@ -236,7 +262,7 @@ def prepare(
         spec = make_spec(settings, identify_engine(engine_path))
         with EvalCache(cache_dir) as cache:
             stats.imported = import_shipped(content_dir, settings, cache, echo)
-            run_analysis(to_analyse, spec, settings, cache, engine_path, stats, progress)
+            run_analysis(to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler)
             echo(
                 f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
                 f"{stats.cache_hits} from the cache, {stats.analysed} analysed"
@@ -328,6 +354,7 @@ def build(
     analyse_only: bool = False,
     progress: bool = True,
     echo: Echo = print,
+    scheduler: str | None = None,
 ) -> BuildStats:
     stats = BuildStats()
     recover_output(output_dir)
@@ -339,6 +366,7 @@ def build(
         analyse_only=analyse_only,
         progress=progress,
         echo=echo,
+        scheduler=scheduler,
     )
     if site is None:
         return stats

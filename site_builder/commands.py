@@ -28,6 +28,7 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
         args.output,
         settings,
         cache_dir=_cache_dir(args),
+        scheduler=args.scheduler,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     _print_timing(stats)
@@ -41,6 +42,7 @@ def analyse(args: argparse.Namespace, settings: Settings) -> int:
         settings,
         cache_dir=_cache_dir(args),
         analyse_only=True,
+        scheduler=args.scheduler,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     _print_timing(stats)

@@ -28,6 +28,13 @@ class PoolStats:
     restarts: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (position, reason)
 
+    def merge(self, other: PoolStats) -> None:
+        self.positions += other.positions
+        self.searches += other.searches
+        self.engine_seconds += other.engine_seconds
+        self.restarts += other.restarts
+        self.failed.extend(other.failed)
+
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
@@ -42,7 +49,9 @@ def default_deadline(spec: AnalysisSpec) -> float:
     return max(30.0, 50.0 * expected)
 
 
-class _Engine:
+class EngineHolder:
+    """One engine process, started on first use and restarted after a failure."""
+
     def __init__(self, path: str, spec: AnalysisSpec) -> None:
         self.path, self.spec = path, spec
         self.protocol: chess.engine.UciProtocol | None = None
@@ -112,41 +121,52 @@ class LocalPool:
         on_chunk: OnChunk,
         stats: PoolStats,
     ) -> None:
-        engine = _Engine(self.engine_path, self.spec)
+        engine = EngineHolder(self.engine_path, self.spec)
         try:
             while not queue.empty():
                 chunk = queue.get_nowait()
-                results = await self._chunk(engine, chunk, stats)
+                results = await run_chunk(
+                    engine, self.spec, chunk, self.deadline, self.max_tries, stats
+                )
                 on_chunk(results, len(chunk))
         finally:
             await engine.quit()
 
-    async def _chunk(
-        self, engine: _Engine, chunk: Sequence[PositionTask], stats: PoolStats
-    ) -> dict[str, Any]:
-        results: dict[str, Any] = {}
-        for task in chunk:
-            for attempt in range(1, self.max_tries + 1):
-                try:
-                    protocol = await engine.get()
-                    out = await asyncio.wait_for(
-                        analyse_task(protocol, self.spec, task), self.deadline
-                    )
-                except (chess.engine.EngineError, TimeoutError, OSError) as exc:
-                    engine.kill()
-                    stats.restarts += 1
-                    reason = (
-                        f"no answer within {self.deadline:.0f} s"
-                        if isinstance(exc, TimeoutError)
-                        else f"engine failed: {exc or type(exc).__name__}"
-                    )
-                    if attempt == self.max_tries:
-                        stats.failed.append((task.position, f"{reason} ({attempt} tries)"))
-                    await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
-                    continue
-                results.update(out)
-                stats.positions += 1
-                stats.searches += len(out)
-                stats.engine_seconds += sum(float(v.get("time", 0.0)) for v in out.values())
-                break
-        return results
+
+async def run_chunk(
+    engine: EngineHolder,
+    spec: AnalysisSpec,
+    chunk: Sequence[PositionTask],
+    deadline: float,
+    max_tries: int,
+    stats: PoolStats,
+) -> dict[str, Any]:
+    """Analyse a chunk on one engine; restart it after a crash or a missed deadline.
+
+    A position that fails ``max_tries`` times is recorded in ``stats.failed`` and skipped.
+    Shared by every backend (local pool, Dask workers).
+    """
+    results: dict[str, Any] = {}
+    for task in chunk:
+        for attempt in range(1, max_tries + 1):
+            try:
+                protocol = await engine.get()
+                out = await asyncio.wait_for(analyse_task(protocol, spec, task), deadline)
+            except (chess.engine.EngineError, TimeoutError, OSError) as exc:
+                engine.kill()
+                stats.restarts += 1
+                reason = (
+                    f"no answer within {deadline:.0f} s"
+                    if isinstance(exc, TimeoutError)
+                    else f"engine failed: {exc or type(exc).__name__}"
+                )
+                if attempt == max_tries:
+                    stats.failed.append((task.position, f"{reason} ({attempt} tries)"))
+                await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
+                continue
+            results.update(out)
+            stats.positions += 1
+            stats.searches += len(out)
+            stats.engine_seconds += sum(float(v.get("time", 0.0)) for v in out.values())
+            break
+    return results
