@@ -79,15 +79,32 @@ class QualitySection:
 
 @dataclass(frozen=True)
 class TimeControlSection:
-    """Rules for classical / rapid / blitz (METHODS.md section 0)."""
+    """Rules for classical / rapid / blitz (METHODS.md section 0; ingest/timecontrol.py)."""
 
     # "playoff" is not a keyword: historical title playoffs were classical games.
     rapid_keywords: tuple[str, ...] = ("rapid", "tiebreak", "tie-break")
     blitz_keywords: tuple[str, ...] = ("blitz", "armageddon", "bullet")
     #: Keywords of games that are not serious classical play; counted as rapid unless blitz.
     other_keywords: tuple[str, ...] = ("simul", "blindfold", "online", "exhibition")
-    #: Base+increment seconds: a game of expected duration (base + 40 × increment)
-    #: below ``blitz_max_s`` is blitz, below ``rapid_max_s`` rapid (FIDE's 10 and 60 minutes).
+    #: Knock-out events: a Round "match.game" with game > knockout_classical_games is a
+    #: (rapid) tiebreak, as in the FIDE World Cup.
+    knockout_keywords: tuple[str, ...] = ("world cup", "k.o.", "knockout", "knock-out")
+    knockout_classical_games: int = 2
+    #: Events known to be classical (checked after the TimeControl tag).
+    classical_keywords: tuple[str, ...] = (
+        "classical",
+        "classic",
+        "world championship",
+        "wch",
+        "candidates",
+        "candidats",
+        "olympiad",
+        "tata steel",
+        "hoogovens",
+        "corus",
+    )
+    #: Seconds for a 60-move game (base + 60 × increment): at most ``blitz_max_s`` is blitz,
+    #: below ``rapid_max_s`` rapid (FIDE: 10 minutes or less; more than 10 and less than 60).
     blitz_max_s: int = 600
     rapid_max_s: int = 3600
 
@@ -96,12 +113,18 @@ class TimeControlSection:
 class ResultsSection:
     """Fischl's results statistics (METHODS.md section 2). Owned by metrics/results.py."""
 
+    #: Current lists: player rating, opponent Elo tag, games; window in months to as-of.
     current_min_elo: int = 2500
     current_opponent_min_elo: int = 2400
+    current_months: int = 24
     fighter_min_elo: int = 2600
+    #: Historic lists: games from ``historic_since`` on, 2400+ players against 2300+.
     historic_since: int = 1972
     historic_min_elo: int = 2400
     historic_opponent_min_elo: int = 2300
+    #: Before ``historic_since`` no FIDE ratings exist: 0 = no rating condition.
+    early_min_elo: int = 0
+    early_opponent_min_elo: int = 0
     min_games: int = 50
     annual_min_games: int = 20
     annual_min_games_current_year: int = 10
@@ -110,13 +133,39 @@ class ResultsSection:
     blitz_min_games: int = 10
     historic_early_min_games: int = 20
     historic_early_until: int = 1950
+    #: Improved Elo: start without an Elo tag; K = k_numerator / clamp(gm, gm_min, gm_max).
     start_elo: int = 2200
     k_numerator: float = 1200.0
     gm_min: int = 70
     gm_max: int = 150
+    gm_months: int = 24
+    #: FIDE's cap on the rating difference in the expected score.
+    expected_cap: int = 400
     rapid_k: float = 20.0
     blitz_k: float = 20.0
     rapid_since: int = 2000
+    blitz_since: int = 2000
+    #: Rapid and blitz lists need no player rating (Fischl: games against 2400+ only).
+    rapid_min_elo: int = 0
+    #: Short Draw Factor: 3 points per half-move under 45, at most 45; Elo term
+    #: (Elo_w + 50 − Elo_b) / 8.
+    sdf_plies: int = 45
+    sdf_points_per_ply: float = 3.0
+    sdf_max_penalty: float = 45.0
+    sdf_white_bonus: float = 50.0
+    sdf_elo_divisor: float = 8.0
+    #: Sacrifice: down at least this many pawns for at least this many half-moves.
+    sacrifice_deficit: int = 1
+    sacrifice_plies: int = 6
+    #: Endgame performance: games of at least this many moves, balance at the check move
+    #: (after Black's move) within ± this many pawns.
+    endgame_min_moves: int = 50
+    endgame_check_move: int = 40
+    endgame_max_balance: int = 1
+    #: Classes whose games make the ECO draw percentages (METHODS: all games).
+    opening_classes: tuple[str, ...] = ("classical", "rapid", "blitz")
+    #: Players drawn on the rating-history chart.
+    chart_players: int = 8
 
 
 @dataclass(frozen=True)
@@ -124,18 +173,78 @@ class ConformanceSection:
     """Alliot's conformance, gain and Markov predictors (METHODS.md section 3)."""
 
     first_move: int = 10
+    #: Scores are clipped to ±clip_pawns first: a mate is a decided position, not an error.
+    clip_pawns: float = 10.0
     gb_limit_pawns: float = 2.0
     k1: float = 1.44
     k2: float = -3.53
+    #: x (pawns) of the conformance predictor: share of moves with conformance ≤ x.
+    predictor_x: float = 0.3
+    #: Conformance the predictor and the Nelder–Mead fit use: "raw", "gb" or "ponderated".
+    predictor_kind: str = "ponderated"
+    #: Conformance drawn on the champions page ("strength at 0 cp / ≤ 0.3 pawn").
+    strength_kind: str = "raw"
+    #: Games (with both sides counted) needed before α, β and the constants are fitted.
+    min_fit_games: int = 30
+    fit_max_evals: int = 400
     n0: int = 29
     b_pawns: float = 2.2
     #: "alliot" (default), "step" (Ferreira) or "tanh"
     gain_vector: str = "alliot"
+    tanh_a: float = 1.16
+    #: Conformance whose distribution the gain predictor uses.
+    gain_kind: str = "raw"
     markov_min_row: int = 20
     markov_mirror_black: bool = False
     markov_max_pairs: int = 200
+    markov_tolerance: float = 1e-10
     #: Moves (turns) a player-year needs to enter comparisons.
     min_moves: int = 200
+    #: Title matches: games in these folders (relative to the games folder) …
+    title_folders: tuple[str, ...] = ("world-championships",)
+    #: … or whose event name matches one of these regular expressions (case-insensitive) …
+    title_events: tuple[str, ...] = (
+        r"\bworld\s+championship\b",
+        r"\bwch\b",
+        r"\bwcc\b",
+    )
+    #: … and none of these.
+    title_exclude: tuple[str, ...] = (
+        r"\bk\.?o\.?(\b|$)",
+        r"candidat",
+        r"\bteam\b",
+        r"\bwomen",
+        r"\bjunior",
+        r"\bsenior",
+        r"\bcup\b",
+        r"\b(rapid|blitz|armageddon)\b",
+        r"\bu\d\d\b",
+    )
+    #: A decisive title-match game this short (half-moves) is a forfeit, left out of the score.
+    forfeit_max_plies: int = 2
+
+    def __post_init__(self) -> None:
+        kinds = ("raw", "gb", "ponderated")
+        for key in ("predictor_kind", "strength_kind", "gain_kind"):
+            if getattr(self, key) not in kinds:
+                raise ConfigError(
+                    f"[conformance] {key} = {getattr(self, key)!r}: use one of {list(kinds)}"
+                )
+        vectors = ("alliot", "step", "tanh")
+        if self.gain_vector not in vectors:
+            raise ConfigError(
+                f"[conformance] gain_vector = {self.gain_vector!r}: use one of {list(vectors)}"
+            )
+        import re
+
+        for key in ("title_events", "title_exclude"):
+            for pattern in getattr(self, key):
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise ConfigError(
+                        f"[conformance] {key}: {pattern!r} is not a regular expression: {exc}"
+                    ) from exc
 
 
 @dataclass(frozen=True)
@@ -194,6 +303,22 @@ class Settings:
 
 
 _RANGES: dict[tuple[str, str], tuple[float, float]] = {
+    ("conformance", "first_move"): (1, 500),
+    ("conformance", "clip_pawns"): (2, 200),
+    ("conformance", "gb_limit_pawns"): (0.01, 100),
+    ("conformance", "k1"): (0.01, 1000),
+    ("conformance", "k2"): (-1000, -0.01),
+    ("conformance", "predictor_x"): (0, 2),
+    ("conformance", "min_fit_games"): (3, 10**7),
+    ("conformance", "fit_max_evals"): (1, 100000),
+    ("conformance", "n0"): (0, 200),
+    ("conformance", "b_pawns"): (0, 100),
+    ("conformance", "tanh_a"): (0.001, 100),
+    ("conformance", "markov_min_row"): (0, 100000),
+    ("conformance", "markov_max_pairs"): (1, 100000),
+    ("conformance", "markov_tolerance"): (0, 1),
+    ("conformance", "min_moves"): (1, 10**7),
+    ("conformance", "forfeit_max_plies"): (0, 20),
     ("analysis", "depth"): (0, 60),
     ("analysis", "nodes"): (0, 10**10),
     ("analysis", "multipv"): (1, 500),
@@ -210,6 +335,48 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("quality", "window_months"): (1, 1200),
     ("quality", "min_games"): (1, 100000),
     ("quality", "mate_cp"): (100, 10**6),
+    ("time_control", "knockout_classical_games"): (1, 100),
+    ("time_control", "blitz_max_s"): (1, 86400),
+    ("time_control", "rapid_max_s"): (1, 86400),
+    ("results", "current_min_elo"): (0, 4000),
+    ("results", "current_opponent_min_elo"): (0, 4000),
+    ("results", "current_months"): (1, 1200),
+    ("results", "fighter_min_elo"): (0, 4000),
+    ("results", "historic_since"): (1000, 3000),
+    ("results", "historic_min_elo"): (0, 4000),
+    ("results", "historic_opponent_min_elo"): (0, 4000),
+    ("results", "early_min_elo"): (0, 4000),
+    ("results", "early_opponent_min_elo"): (0, 4000),
+    ("results", "min_games"): (1, 100000),
+    ("results", "annual_min_games"): (1, 100000),
+    ("results", "annual_min_games_current_year"): (1, 100000),
+    ("results", "rapid_min_games"): (1, 100000),
+    ("results", "rapid_annual_min_games"): (1, 100000),
+    ("results", "blitz_min_games"): (1, 100000),
+    ("results", "historic_early_min_games"): (1, 100000),
+    ("results", "historic_early_until"): (1000, 3000),
+    ("results", "start_elo"): (0, 4000),
+    ("results", "k_numerator"): (0.001, 100000),
+    ("results", "gm_min"): (1, 100000),
+    ("results", "gm_max"): (1, 100000),
+    ("results", "gm_months"): (1, 1200),
+    ("results", "expected_cap"): (1, 4000),
+    ("results", "rapid_k"): (0.001, 1000),
+    ("results", "blitz_k"): (0.001, 1000),
+    ("results", "rapid_since"): (1000, 3000),
+    ("results", "blitz_since"): (1000, 3000),
+    ("results", "rapid_min_elo"): (0, 4000),
+    ("results", "sdf_plies"): (0, 1000),
+    ("results", "sdf_points_per_ply"): (0, 1000),
+    ("results", "sdf_max_penalty"): (0, 100000),
+    ("results", "sdf_white_bonus"): (-1000, 1000),
+    ("results", "sdf_elo_divisor"): (0.001, 10000),
+    ("results", "sacrifice_deficit"): (1, 39),
+    ("results", "sacrifice_plies"): (1, 1000),
+    ("results", "endgame_min_moves"): (1, 1000),
+    ("results", "endgame_check_move"): (1, 1000),
+    ("results", "endgame_max_balance"): (0, 39),
+    ("results", "chart_players"): (0, 100),
 }
 
 _CLASSES = {"classical", "rapid", "blitz"}
