@@ -40,15 +40,23 @@ GAMES = CONTENT / "games"
 
 #: Positions analysed by the engine: from this full move on, forced moves excluded.
 FIRST_ANALYSED_MOVE = 9
-#: The analysis budget (positions) for all classical content together.
-POSITION_BUDGET = 75_000
+#: The analysis budget (positions) for the classical content except calibration/
+#: (75,000 for all of it, less the 1,500 of the first, smaller calibration/, when
+#: calibration/ got a budget of its own; this keeps champions/ as it was).
+POSITION_BUDGET = 73_500
 #: At most this many games per player-year in ``champions/``.
 PLAYER_YEAR_CAP = 30
 #: Fewer games than this in the year before a match: the predictions say "not enough data".
 MIN_PREVIOUS_YEAR = 10
 CALIBRATION_MILEPOSTS = tuple(range(2000, 2900, 100))
-CALIBRATION_WINDOW = 20
-CALIBRATION_CAP = 40
+#: Both Elo tags within this band around a milepost, their mean nearest to it (the
+#: seed's band, SEED_WINDOW, is too narrow for the demo data: 29 games in all; ±50
+#: still leaves 2000 and 2100 with under 20 games each).
+CALIBRATION_WINDOW = 75
+SEED_WINDOW = 20
+CALIBRATION_CAP = 60
+#: The analysis budget (positions) of calibration/, apart from POSITION_BUDGET.
+CALIBRATION_BUDGET = 25_000
 
 WCC_FILE = "champions-derived/wcc_matches_1886-2024_from_pgnmentor.pgn"
 TOURNAMENTS = "tournaments"
@@ -672,8 +680,8 @@ def champions_source_text(
         f"  5. at most {cap} games: sorted by (Date, Event, Round, file, position),",
         f"     take the games at the centres of {cap} equal slices of that list",
         f"     (indices (2i+1)*n // {2 * cap}), i.e. spread evenly over the year in date order.",
-        f"     The cap is the largest value up to {PLAYER_YEAR_CAP} for which all classical",
-        f"     content stays within the engine budget of {POSITION_BUDGET:,} positions",
+        f"     The cap is the largest value up to {PLAYER_YEAR_CAP} for which the classical",
+        f"     content but calibration/ stays within the budget of {POSITION_BUDGET:,} positions",
         f"     (full move {FIRST_ANALYSED_MOVE} on, forced moves excluded):",
         "{budget}",
         "  6. a game chosen for two player-years (champion against champion) is written",
@@ -809,17 +817,19 @@ def select_rapid_blitz(shared: Shared, seen: GameIndex) -> Folder:
 
 # --------------------------------------------------------------------------- 5. calibration
 
-CALIBRATION_SOURCES = (
-    "20180924-20181005-olympiad-43.pgn",
-    "20220729-20220809-olympiad-44.pgn",
-    "20240911-20240922-olympiad-45.pgn",
-    "20250315-20250326-25th-ch-eur-indiv-2025.pgn",
-    "20250409-20250415-reykjavik-open-2025.pgn",
-    "20250417-20250421-grenke-chess-open-2025.pgn",
-    "20241203-20241212-qatar-masters-open-2024.pgn",
-    "20230730-20230824-fide-world-cup.pgn",
-)
+#: Every tournament file is searched, in file-name (date) order, then the fixture below.
+CALIBRATION_FIXTURE = "fixtures/grandswiss2017/GrandSwissPalma2017.pgn"
 WORLD_CUP = "20230730-20230824-fide-world-cup.pgn"
+#: Elo tags before the first FIDE list (1971) are retrospective estimates, not ratings.
+FIRST_RATED_YEAR = 1971
+#: A TimeControl tag whose first period is shorter than this (seconds) is not classical.
+MIN_CLASSICAL_SECONDS = 3600
+#: Tournament files whose events are not classical although no tag says so.
+CALIBRATION_NOT_CLASSICAL = {
+    "20241217-20241219-cct-final-rr-2024.pgn": "Champions Chess Tour final: online rapid",
+    "20250304-20250306-champions-showdown-kings.pgn": "Champions Showdown: Chess960",
+    "20241215-20241215-dutch-e-chess-championship-open.pgn": "online, 3 min + 3 s",
+}
 
 
 def elo(game: Game, side: str) -> int | None:
@@ -827,25 +837,55 @@ def elo(game: Game, side: str) -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def milepost(game: Game) -> int | None:
+def milepost(game: Game, window: int = CALIBRATION_WINDOW) -> int | None:
+    """The milepost M with both Elo tags within ±window of M (the nearest to their mean
+    when two qualify; the lower on a tie)."""
     white, black = elo(game, "White"), elo(game, "Black")
     if white is None or black is None:
         return None
-    for post in CALIBRATION_MILEPOSTS:
-        if abs(white - post) <= CALIBRATION_WINDOW and abs(black - post) <= CALIBRATION_WINDOW:
-            return post
-    return None
+    fits = [
+        post
+        for post in CALIBRATION_MILEPOSTS
+        if abs(white - post) <= window and abs(black - post) <= window
+    ]
+    return min(fits, key=lambda post: (abs(white + black - 2 * post), post)) if fits else None
 
 
-def is_classical_source_game(name: str, game: Game) -> bool:
-    """World Cup: games 1 and 2 of each round ("R.1", "R.2") are classical, the rest
-    tiebreaks. The other sources are classical events throughout."""
-    if non_classical_reason(game) is not None:
-        return False
+def base_seconds(game: Game) -> int | None:
+    """First period of the TimeControl tag in seconds ("5400+30" → 5400, "40/5400:..." → 5400)."""
+    first = game.tag("TimeControl").split(":")[0].split("+")[0].split("/")[-1]
+    return int(first) if first.isdigit() else None
+
+
+def crowded_tournament_events(games: Iterable[Game]) -> set[str]:
+    """Events in which some player played more than the classical maximum on one known day."""
+    per_day: Counter[tuple[str, str, str]] = Counter()
+    for game in games:
+        if full_date(game):
+            for side in ("White", "Black"):
+                per_day[(game.tag("Event"), game.tag("Date"), game.tag(side))] += 1
+    return {event for (event, _, _), n in per_day.items() if n > MAX_CLASSICAL_PER_DAY}
+
+
+def calibration_exclusion(name: str, game: Game, crowded: set[str]) -> str | None:
+    """Why a source game cannot be a classical rated game, or None."""
+    if name in CALIBRATION_NOT_CLASSICAL:
+        return CALIBRATION_NOT_CLASSICAL[name]
+    reason = non_classical_reason(game)
+    if reason is not None:
+        return reason
+    if game.year is None or game.year < FIRST_RATED_YEAR:
+        return f"before {FIRST_RATED_YEAR}: retrospective Elo tags"
+    seconds = base_seconds(game)
+    if seconds is not None and seconds < MIN_CLASSICAL_SECONDS:
+        return f"TimeControl {game.tag('TimeControl')}"
     if name == WORLD_CUP:
         numbers = round_key(game)
-        return len(numbers) == 2 and numbers[1] in (1, 2)
-    return True
+        if not (len(numbers) == 2 and numbers[1] in (1, 2)):
+            return "World Cup tiebreak (game 3 or later of a round)"
+    if game.tag("Event") in crowded:
+        return f"a player has more than {MAX_CLASSICAL_PER_DAY} games on one day"
+    return None
 
 
 def spread_pick(groups: Sequence[Sequence[Game]], k: int) -> list[Game]:
@@ -898,116 +938,206 @@ class EloCheck:
         return None
 
 
+def source_label(rel: str) -> str:
+    """Short name of a source: "tournaments/20180924-20181005-olympiad-43.pgn" → "olympiad-43"."""
+    stem = Path(rel).stem
+    return stem.split("-", 2)[2] if stem[:8].isdigit() else stem
+
+
 @dataclass
 class CalibrationStats:
     classical: Counter[str] = field(default_factory=Counter)
     rated: Counter[str] = field(default_factory=Counter)
+    excluded: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     per_post: dict[int, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
-    duplicates: list[str] = field(default_factory=list)
+    seed_band: Counter[int] = field(default_factory=Counter)
+    duplicates: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
     wrong_elo: dict[int, list[str]] = field(default_factory=lambda: defaultdict(list))
+    #: analysed games elsewhere in the content that fall in a milepost band
+    elsewhere: dict[int, list[Game]] = field(default_factory=lambda: defaultdict(list))
+
+
+def calibration_sources(shared: Shared) -> list[str]:
+    names = sorted(p.name for p in (shared.root / TOURNAMENTS).glob("*.pgn"))
+    return [f"{TOURNAMENTS}/{name}" for name in names] + [CALIBRATION_FIXTURE]
 
 
 def calibration_candidates(
     shared: Shared, seen: GameIndex, stats: CalibrationStats, check: EloCheck
 ) -> dict[int, list[list[Game]]]:
+    """Per milepost, per source (in source order): the usable games in file order."""
     by_post: dict[int, list[list[Game]]] = {p: [] for p in CALIBRATION_MILEPOSTS}
-    for name in CALIBRATION_SOURCES:
+    taken = GameIndex()  #: the same game in two source files counts once
+    for rel in calibration_sources(shared):
+        games = shared.games(rel)
+        crowded = crowded_tournament_events(
+            g for g in games if calibration_exclusion(Path(rel).name, g, set()) is None
+        )
         per_post: dict[int, list[Game]] = defaultdict(list)
-        for game in shared.games(f"{TOURNAMENTS}/{name}"):
-            if not is_classical_source_game(name, game):
+        for game in games:
+            why = calibration_exclusion(Path(rel).name, game, crowded)
+            if why is not None:
+                stats.excluded[rel][why] += 1
                 continue
-            stats.classical[name] += 1
+            stats.classical[rel] += 1
             if elo(game, "White") and elo(game, "Black"):
-                stats.rated[name] += 1
+                stats.rated[rel] += 1
             post = milepost(game)
             if post is None:
                 continue
-            stats.per_post[post][name] += 1
             problem = check.problem(game)
             if problem:
                 stats.wrong_elo[post].append(f"{game.describe()}: {problem}")
                 continue
             if seen.find(game) is not None:
-                stats.duplicates.append(game.describe())
+                stats.duplicates[post].append(game.describe())
                 continue
+            if taken.find(game) is not None:
+                continue
+            taken.add(game)
+            stats.per_post[post][rel] += 1
+            stats.seed_band[post] += milepost(game, SEED_WINDOW) == post
             per_post[post].append(game)
-        for post, games in per_post.items():
-            by_post[post].append(games)
+        for post, found in sorted(per_post.items()):
+            by_post[post].append(found)
     return by_post
 
 
-def select_calibration(shared: Shared, seen: GameIndex) -> Folder:
+def pick_within_budget(
+    candidates: dict[int, list[list[Game]]], elsewhere: dict[int, list[Game]]
+) -> tuple[int, dict[int, list[Game]], list[str]]:
+    """The largest per-milepost cap up to CALIBRATION_CAP whose picks stay within budget;
+    the analysed games already in the content count towards a milepost's cap."""
+    tried = []
+    for cap in range(CALIBRATION_CAP, 0, -1):
+        picked = {
+            post: spread_pick(candidates[post], max(0, cap - len(elsewhere[post])))
+            for post in CALIBRATION_MILEPOSTS
+        }
+        total = sum(g.positions for games in picked.values() for g in games)
+        tried.append(f"cap {cap}: {total:,}")
+        if total <= CALIBRATION_BUDGET:
+            return cap, picked, tried
+    raise SystemExit(f"one calibration game per milepost exceeds {CALIBRATION_BUDGET:,} positions")
+
+
+def select_calibration(shared: Shared, seen: GameIndex, analysed: Sequence[Folder]) -> Folder:
     folder = Folder("calibration", analysed=True, licence=f"{TOURNAMENTS}/LICENSE.txt")
     stats = CalibrationStats()
+    for other in analysed:
+        for games in other.files.values():
+            for game in games:
+                post = milepost(game)
+                if post is not None:
+                    stats.elsewhere[post].append(game)
     check = EloCheck(read_ssp(shared.text(SSP_FILE)))
     candidates = calibration_candidates(shared, seen, stats, check)
+    cap, picked, tried = pick_within_budget(candidates, stats.elsewhere)
     rows = []
     for post in CALIBRATION_MILEPOSTS:
-        picked = spread_pick(candidates[post], CALIBRATION_CAP)
-        seen.add_all(picked)
-        folder.files[f"elo-{post}.pgn"] = picked
-        total = sum(stats.per_post[post].values())
-        short = f" (fewer than {CALIBRATION_CAP}: all usable taken)" * (total < CALIBRATION_CAP)
-        by_source = ", ".join(
-            f"{n} {source.split('-', 2)[2][:-4]}"
-            for source, n in sorted(stats.per_post[post].items())
-        )
-        wrong = len(stats.wrong_elo[post])
+        games = picked[post]
+        seen.add_all(games)
+        folder.files[f"elo-{post}.pgn"] = games
+        usable = sum(stats.per_post[post].values())
+        positions = sum(g.positions for g in games)
+        in_seed = sum(1 for g in games if milepost(g, SEED_WINDOW) == post)
+        elsewhere = stats.elsewhere[post]
+        other_positions = sum(g.positions for g in elsewhere)
+        short = " (all usable taken)" if len(games) == usable else ""
         rows.append(
-            f"  elo-{post}.pgn: {total:>3} qualify, {wrong} with a wrong Elo tag, "
-            f"{len(picked):>3} taken{short}" + (f"  [{by_source}]" if by_source else "")
+            f"  elo-{post}.pgn: {usable:>3} usable, {len(stats.wrong_elo[post])} with a wrong "
+            f"Elo tag, {len(stats.duplicates[post])} already in the content; "
+            f"{len(games):>3} taken{short}, {positions:>5,} positions, {in_seed} of them "
+            f"within ±{SEED_WINDOW}"
         )
+        by_source = Counter(source_label(g.source) for g in games)
+        if by_source:
+            rows.append(wrap(", ".join(f"{n} {s}" for s, n in sorted(by_source.items())), "      "))
+        if elsewhere:
+            rows.append(
+                f"      + {len(elsewhere)} analysed games elsewhere in the content in this "
+                f"band ({other_positions:,} positions), used by the calibration as well"
+            )
         rows += [f"      wrong Elo: {line}" for line in stats.wrong_elo[post]]
-    folder.source_text = calibration_source_text(shared, stats, rows)
+    folder.source_text = calibration_source_text(shared, stats, rows, cap, tried)
     return folder
 
 
-def calibration_source_text(shared: Shared, stats: CalibrationStats, rows: list[str]) -> str:
-    source_rows = [
-        f"  {name}: {stats.classical[name]:>5} classical games, "
-        f"{stats.rated[name]:>4} with both Elo tags"
-        for name in CALIBRATION_SOURCES
-    ]
+def calibration_source_text(
+    shared: Shared, stats: CalibrationStats, rows: list[str], cap: int, tried: list[str]
+) -> str:
+    sources = calibration_sources(shared)
+    source_rows = []
+    for rel in sources:
+        excluded = stats.excluded.get(rel, Counter())
+        line = (
+            f"  {source_label(rel)}: {stats.classical[rel]} classical, "
+            f"{stats.rated[rel]} with both Elo tags"
+        )
+        if excluded:
+            line += "; left out: " + "; ".join(f"{n} {why}" for why, n in sorted(excluded.items()))
+        source_rows.append(line)
+    fixture_source = shared.root / Path(CALIBRATION_FIXTURE).parent / "SOURCE.txt"
     return "\n".join(
         [
             "calibration/: rated classical games for the Elo calibration of the intrinsic",
             "ratings, one file per milepost.",
             "",
-            *(f"Origin: shared/data/{TOURNAMENTS}/{name}" for name in CALIBRATION_SOURCES),
-            "  (the shared folder's provenance follows, copied from its SOURCE.txt)",
+            f"Origin: every file in shared/data/{TOURNAMENTS}/ (listed below) and",
+            f"        shared/data/{CALIBRATION_FIXTURE}",
+            "  (the shared folders' provenance follows, copied from their SOURCE.txt)",
             indent(shared.text(f"{TOURNAMENTS}/SOURCE.txt")),
-            "Licence: MIT, LICENSE.txt beside this file (copied from shared/data/tournaments/).",
+            indent(fixture_source.read_text(encoding="utf-8")),
+            "Licence: MIT for the tournaments files, LICENSE.txt beside this file (copied from",
+            "shared/data/tournaments/); none stated for the Grand Swiss fixture (game scores",
+            "are facts).",
             "",
-            "Selection rule: classical games only (World Cup 2023: Round 'R.1' and 'R.2' are",
-            "the classical games, 'R.3' and later the rapid/blitz tiebreaks; the other events",
-            "are classical throughout) with WhiteElo and BlackElo both present and both within",
-            f"±{CALIBRATION_WINDOW} of the same milepost M in "
-            f"{CALIBRATION_MILEPOSTS[0]}, {CALIBRATION_MILEPOSTS[1]}, ..., "
-            f"{CALIBRATION_MILEPOSTS[-1]};",
-            f"up to {CALIBRATION_CAP} per milepost, spread over the sources: quotas dealt",
-            "round-robin over the sources in the order above, then evenly spaced games within",
-            "each source in file order. Games already elsewhere in the content are skipped;",
-            "a milepost without games gets no file.",
-            "Games whose Elo tag is demonstrably wrong are skipped: a player found (exact",
-            "spelling or variant) in the scid spelling file shared/data/" + SSP_FILE,
-            f"whose tag lies more than {ELO_TOLERANCE} below the last FIDE rating of the game",
-            f"year (or of the latest year before it; the file ends in {SSP_LAST_YEAR}), or, for",
-            f"games up to {SSP_LAST_YEAR}, more than {ELO_TOLERANCE} above it.",
+            "Selection rule:",
+            "  1. classical games only: not when the event name says rapid, blitz, armageddon,",
+            "     online, TB etc. (the list of ../champions/SOURCE.txt), not when a",
+            f"     TimeControl tag gives a first period under {MIN_CLASSICAL_SECONDS} s, not",
+            f"     whole events in which a player has more than {MAX_CLASSICAL_PER_DAY} games on",
+            "     one date,",
+            "     not the World Cup tiebreaks (game 3 or later of a round), not these files:",
+            *(f"       {k}: {v}" for k, v in CALIBRATION_NOT_CLASSICAL.items()),
+            f"     and not games before {FIRST_RATED_YEAR} (their Elo tags are retrospective);",
+            f"  2. WhiteElo and BlackElo both present and both within ±{CALIBRATION_WINDOW} of the",
+            f"     same milepost M in {CALIBRATION_MILEPOSTS[0]}, {CALIBRATION_MILEPOSTS[1]}, ...,",
+            f"     {CALIBRATION_MILEPOSTS[-1]} (the nearest to their mean when two qualify). The",
+            f"     seed (Regan & Haworth) uses ±{SEED_WINDOW}; the site's [intrinsic]",
+            "     calibration_window option applies that narrower band to these games;",
+            "  3. games whose Elo tag is demonstrably wrong are skipped: a player found (exact",
+            "     spelling or variant) in the scid spelling file",
+            f"     shared/data/{SSP_FILE}",
+            f"     whose tag lies more than {ELO_TOLERANCE} below the last FIDE rating of the game",
+            f"     year (or of the latest year before it; the file ends in {SSP_LAST_YEAR}), or,",
+            f"     for games up to {SSP_LAST_YEAR}, more than {ELO_TOLERANCE} above it;",
+            "  4. games already elsewhere in the content are not copied (the site calibrates",
+            "     on every analysed rated game of the content, so they count all the same);",
+            "     a game found in two source files is taken once;",
+            f"  5. at most {cap} games per milepost, counting the analysed games of the band",
+            "     already in the content; spread over the sources: quotas dealt",
+            "     round-robin over the sources in the order below, then evenly spaced games",
+            "     within each source in file order. The cap is the largest up to",
+            f"     {CALIBRATION_CAP} for which the folder stays within {CALIBRATION_BUDGET:,}",
+            "     analysed positions",
+            f"     (full move {FIRST_ANALYSED_MOVE} on, forced moves excluded); a milepost",
+            "     without new games gets no file:",
+            wrap(", ".join(tried)),
             "",
-            "Classical and rated games per source:",
+            "Sources, in selection order (classical games, of them with both Elo tags):",
             *source_rows,
             "",
             "Per milepost:",
             *rows,
             "",
-            "Skipped as already in the content: " + (", ".join(stats.duplicates) or "none"),
-            "",
             "Note: the sources carry Elo tags for only about a third of the players (per",
             "player, not per game; in the Olympiads and the World Cup almost only for",
-            "surnames A-K), so few games have both players rated near a milepost. Where a tag",
-            "can be checked it is wrong for roughly one player in eight, usually far too",
-            "low (e.g. Abasov 2210 and Ding Liren 2270: their first FIDE ratings), so the",
-            "tags of the players who cannot be checked deserve caution as well.",
+            "surnames A-K), so few games have both players rated near a milepost, and the",
+            "low mileposts stay thin whatever the band. Where a tag can be checked it is",
+            "wrong for roughly one player in eight, usually far too low (e.g. Abasov 2210",
+            "and Ding Liren 2270: their first FIDE ratings), so the tags of the players",
+            "who cannot be checked deserve caution as well.",
             "",
             LAYOUT_NOTE,
         ]
@@ -1306,9 +1436,13 @@ def report(folders: Sequence[Folder], aliases: AliasResult, say: Callable[[str],
         positions = f"{folder.positions:>11,}" if folder.analysed else f"{'(not analysed)':>15}"
         files = sum(1 for games in folder.files.values() if games)
         say(f"{folder.name:<22}{files:>6}{folder.games:>8}{positions}")
-    total = sum(f.positions for f in folders)
+    total = sum(f.positions for f in folders if f.name != "calibration")
     status = "within" if total <= POSITION_BUDGET else "OVER"
-    say(f"{'total analysed':<36}{total:>11,}  ({status} the budget of {POSITION_BUDGET:,})")
+    budget = f"({status} its budget of {POSITION_BUDGET:,})"
+    say(f"{'analysed but calibration':<36}{total:>11,}  {budget}")
+    calibration = sum(f.positions for f in folders if f.name == "calibration")
+    status = "within" if calibration <= CALIBRATION_BUDGET else "OVER"
+    say(f"{'calibration':<36}{calibration:>11,}  ({status} its budget of {CALIBRATION_BUDGET:,})")
     variants = sum(len(v) for v in aliases.table.values())
     say(f"aliases.toml: {len(aliases.table)} players, {variants} variant spellings")
     if aliases.ambiguous:
@@ -1327,13 +1461,13 @@ def per_file_table(folders: Sequence[Folder], say: Callable[[str], None]) -> Non
 def select_all(shared: Shared, cap: int) -> list[Folder]:
     seen = GameIndex()
     wcc = select_world_championships(shared, seen)
-    return [
+    folders = [
         wcc,
         select_champions(shared, seen, wcc, cap),
         select_tournaments(shared, seen),
         select_rapid_blitz(shared, seen),
-        select_calibration(shared, seen),
     ]
+    return [*folders, select_calibration(shared, seen, [f for f in folders if f.analysed])]
 
 
 def select_within_budget(shared: Shared) -> tuple[int, list[Folder]]:
@@ -1341,7 +1475,7 @@ def select_within_budget(shared: Shared) -> tuple[int, list[Folder]]:
     tried = []
     for cap in range(PLAYER_YEAR_CAP, 0, -1):
         folders = select_all(shared, cap)
-        total = sum(f.positions for f in folders)
+        total = sum(f.positions for f in folders if f.name != "calibration")
         tried.append(f"cap {cap}: {total:,}")
         if total <= POSITION_BUDGET:
             champions = folders[1]
