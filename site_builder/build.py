@@ -108,16 +108,23 @@ def analysis_scope(
 
 
 def import_shipped(content_dir: Path, settings: Settings, cache: EvalCache, echo: Echo) -> int:
-    """Import every analysis export under content/analysis once (remembered by digest)."""
+    """Import every analysis export (and [%eval] PGN) under content/analysis once.
+
+    Each file is remembered by its digest, so it is read again only when it changes.
+    """
     folder = content_dir / settings.content.analysis
     if not folder.is_dir():
         return 0
     total = 0
-    for path in sorted(folder.glob("*.jsonl.gz")):
+    for path in sorted([*folder.glob("*.jsonl.gz"), *folder.glob("*.pgn")]):
         marker = f"meta|imported|{exchange.file_digest(path)}"
         if marker in cache:
             continue
-        spec, added = exchange.import_analysis(cache, path)
+        if path.suffix == ".pgn":
+            spec = exchange.PGN_EVAL_SPEC
+            _games, added = exchange.import_pgn_evals(cache, path)
+        else:
+            spec, added = exchange.import_analysis(cache, path)
         cache.put_many({marker: {"file": path.name, "entries": added}})
         echo(f"Imported {added} evaluations from {path.name} ({spec.describe()}).")
         total += added
@@ -136,6 +143,16 @@ def make_dask_pool(
         ) from exc
     a = settings.analysis
     return Pool(scheduler, engine_path, spec, a.deadline_s, a.max_tries)
+
+
+def count_cached(
+    plies_by_game: dict[str, list[Ply]], spec: AnalysisSpec, cache: EvalCache, stats: BuildStats
+) -> None:
+    """Positions needed and found, when nothing may be analysed (imported evaluations)."""
+    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
+    _tasks, hits = missing_tasks(wanted, spec, cache)
+    stats.positions = len({pos for pos, _ in wanted})
+    stats.cache_hits = hits
 
 
 def run_analysis(
@@ -258,11 +275,19 @@ def prepare(
     analysed: set[str] = set()
     cache_dir = cache_dir or default_cache_dir(content_dir)
     if chosen:
-        engine_path = resolve_engine(a.engine)
-        spec = make_spec(settings, identify_engine(engine_path))
+        if a.source == "pgn-eval":
+            engine_path, spec = "", exchange.PGN_EVAL_SPEC
+        else:
+            engine_path = resolve_engine(a.engine)
+            spec = make_spec(settings, identify_engine(engine_path))
         with EvalCache(cache_dir) as cache:
             stats.imported = import_shipped(content_dir, settings, cache, echo)
-            run_analysis(to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler)
+            if a.source == "pgn-eval":
+                count_cached(to_analyse, spec, cache, stats)
+            else:
+                run_analysis(
+                    to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler
+                )
             echo(
                 f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
                 f"{stats.cache_hits} from the cache, {stats.analysed} analysed"

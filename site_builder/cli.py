@@ -49,9 +49,12 @@ def _analysis_options(p: argparse.ArgumentParser) -> None:
     lim.add_argument("--depth", type=int, metavar="D", help="fixed search depth per position")
     lim.add_argument("--nodes", type=int, metavar="N", help="fixed node count per position")
     g.add_argument("--multipv", type=int, metavar="K", help="principal lines per position")
-    g.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the engines on a Dask cluster, e.g. tcp://HOST:8786 "
-                        "(pip install 'site-builder[distributed]'); default: local processes")
+    g.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the engines on a Dask cluster, e.g. tcp://HOST:8786 "
+        "(pip install 'site-builder[distributed]'); default: local processes",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -132,7 +135,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="export every cached position, not only the content's",
     )
-    xi = xs.add_parser("import", help="fill the cache from FILE")
+    xi = xs.add_parser(
+        "import",
+        help="fill the cache from FILE: an export (.jsonl.gz) or a PGN with [%%eval] comments "
+        "(lichess format)",
+    )
     xi.add_argument("file", type=Path)
     _content_options(xi)
     return ap

@@ -146,6 +146,15 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
     cache_dir = _cache_dir(args)
     if args.action == "import":
         with EvalCache(cache_dir) as cache:
+            if args.file.suffix.lower() == ".pgn":
+                games, added = exchange.import_pgn_evals(cache, args.file)
+                print(
+                    f"Imported {added} evaluations from the [%eval] comments of {games} games "
+                    f'into {cache_dir}. Build with [analysis] source = "pgn-eval" to use '
+                    "them; methods that need several lines per position (intrinsic ratings, "
+                    "Bayesian skill) will say n/a."
+                )
+                return 0
             spec, added = exchange.import_analysis(cache, args.file)
         print(f"Imported {added} new evaluations ({spec.describe()}) into {cache_dir}.")
         return 0

@@ -41,6 +41,9 @@ class ContentSection:
 
 @dataclass(frozen=True)
 class AnalysisSection:
+    #: "engine": analyse with the UCI engine below; "pgn-eval": use evaluations imported
+    #: from [%eval] comments (`site-builder analysis import FILE.pgn`), one line per position.
+    source: str = "engine"
     engine: str = DEFAULT_ENGINE
     #: Fixed search depth (plies). Use ``nodes`` instead by setting depth = 0.
     depth: int = 10
@@ -457,6 +460,8 @@ def _check_consistency(s: Settings) -> None:
             "[analysis] set exactly one of depth and nodes (the other to 0); "
             f"got depth = {a.depth}, nodes = {a.nodes}"
         )
+    if a.source not in {"engine", "pgn-eval"}:
+        raise ConfigError(f'[analysis] source = {a.source!r}: use "engine" or "pgn-eval"')
     bad = sorted(set(a.classes) - _CLASSES)
     if bad:
         raise ConfigError(f"[analysis] classes: unknown class {bad[0]!r}; use {sorted(_CLASSES)}")

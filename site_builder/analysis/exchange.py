@@ -23,14 +23,19 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import chess
+import chess.engine
+import chess.pgn
+
 from site_builder.analysis.cache import EvalCache
-from site_builder.analysis.spec import SCHEMA, AnalysisSpec, move_key, pv_key
+from site_builder.analysis.spec import SCHEMA, AnalysisSpec, move_key, position_key, pv_key
 from site_builder.errors import SiteBuilderError
 
 FORMAT = "site-builder-analysis"
@@ -82,8 +87,8 @@ def export_analysis(
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    # mtime=0 keeps the file byte-identical for identical content.
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    # No name and mtime 0 in the gzip header: identical content gives identical bytes.
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
         gz.write((json.dumps(header, sort_keys=True) + "\n").encode())
         for position, uci, value in entries:
             entry: dict[str, Any] = {"p": position, "v": value}
@@ -140,3 +145,86 @@ def import_analysis(cache: EvalCache, path: Path, batch: int = 5000) -> tuple[An
     if pending:
         cache.put_many(pending)
     return spec, added
+
+
+# --- evaluations from PGN comments (the lichess export format) ---------------------------
+
+#: The "engine" of evaluations read from ``[%eval ...]`` comments: one line, best move unknown.
+PGN_EVAL_SPEC = AnalysisSpec(
+    "PGN [%eval] comments", depth=0, nodes=0, multipv=1, hash_mb=0, threads=0
+)
+UNKNOWN_MOVE = ""
+
+
+def _mover_score(
+    white_pov: chess.engine.PovScore, white_moves: bool
+) -> tuple[int | None, int | None]:
+    pov = white_pov.white() if white_moves else white_pov.black()
+    mate = pov.mate()
+    return (None, mate) if mate is not None else (pov.score(), None)
+
+
+def pgn_eval_entries(game: chess.pgn.Game) -> dict[str, Any]:
+    """Cache entries (keyed for :data:`PGN_EVAL_SPEC`) from one game's ``[%eval]`` comments.
+
+    The comment after a move evaluates the position it leads to (White's view). So a
+    position's score is the comment after the previous move, and a played move's score is the
+    comment after it; a move that mates scores +10000 cp for the mover.
+    """
+    out: dict[str, Any] = {}
+    board = game.board()
+    before: chess.engine.PovScore | None = None
+    for node in game.mainline():
+        key = position_key(board)
+        white_moves = board.turn == chess.WHITE
+        after = node.eval()
+        board.push(node.move)
+        if after is None and board.is_checkmate():
+            after = chess.engine.PovScore(chess.engine.Cp(10000), not board.turn)
+        if before is not None:
+            cp, mate = _mover_score(before, white_moves)
+            out[pv_key(PGN_EVAL_SPEC, key)] = {
+                "depth": 0,
+                "seldepth": 0,
+                "nodes": 0,
+                "time": 0.0,
+                "lines": [[UNKNOWN_MOVE, cp, mate]],
+                "by_depth": [],
+            }
+        if after is not None:
+            cp, mate = _mover_score(after, white_moves)
+            out[move_key(PGN_EVAL_SPEC, key, node.move.uci())] = {
+                "move": node.move.uci(),
+                "cp": cp,
+                "mate": mate,
+                "depth": 0,
+                "nodes": 0,
+                "time": 0.0,
+            }
+        before = after
+    return out
+
+
+def import_pgn_evals(cache: EvalCache, path: Path) -> tuple[int, int]:
+    """Fill the cache from a PGN whose moves carry ``[%eval]`` comments.
+
+    Returns (games with evaluations, entries added). Games from set-up positions or of other
+    variants are passed over.
+    """
+    from site_builder.ingest.pgn import decode_pgn, split_games
+
+    text, _warning = decode_pgn(path.read_bytes())
+    games = 0
+    pending: dict[str, Any] = {}
+    for _line, chunk in split_games(text):
+        game = chess.pgn.read_game(io.StringIO(chunk))
+        if game is None or game.errors or "FEN" in game.headers:
+            continue
+        if game.headers.get("Variant", "Standard").lower() not in {"standard", "chess", ""}:
+            continue
+        entries = pgn_eval_entries(game)
+        if entries:
+            games += 1
+            pending.update({k: v for k, v in entries.items() if k not in cache})
+    cache.put_many(pending)
+    return games, len(pending)

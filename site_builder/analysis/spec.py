@@ -27,7 +27,14 @@ class AnalysisSpec:
 
     @property
     def limit_text(self) -> str:
+        if not self.depth and not self.nodes:
+            return "the depth the comments' engine used"
         return f"depth {self.depth}" if self.depth else f"{self.nodes} nodes"
+
+    @property
+    def knows_best_move(self) -> bool:
+        """False for evaluations imported from PGN comments: they name no best move."""
+        return self.threads > 0
 
     @property
     def key(self) -> str:
@@ -38,6 +45,8 @@ class AnalysisSpec:
         )
 
     def describe(self) -> str:
+        if not self.knows_best_move:
+            return f"{self.engine} (one line per position, best move unknown)"
         return (
             f"{self.engine}, {self.limit_text}, multi-PV {self.multipv}, "
             f"Threads {self.threads}, Hash {self.hash_mb} MB"

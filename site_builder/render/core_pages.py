@@ -115,7 +115,9 @@ def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], 
         }
         a = analysed.get(p.ply)
         if a is not None:
-            best_san = board_from_key(p.position).san(chess.Move.from_uci(a["best"]))
+            best_san = (
+                board_from_key(p.position).san(chess.Move.from_uci(a["best"])) if a["best"] else "?"
+            )
             row.update(
                 best=best_san,
                 e_best=a["e_best"],

@@ -32,6 +32,10 @@ def compute(site: SiteData) -> QualityResult:
     games = quality.game_quality(moves, cfg)
     current = quality.player_index(games, cfg, site.as_of_months)
     historical = quality.player_index(games, cfg, None)
+    if site.spec is not None and not site.spec.knows_best_move:
+        # Imported [%eval] comments name no best move: no match rate.
+        for frame in (games, current, historical):
+            frame["match_rate"] = float("nan")
     listed = historical[historical["status"] == ""]
     fit = quality.quality_vs_elo(listed["index"].tolist(), listed["mean_elo"].tolist())
     negative = int((site.moves["raw_delta"] < 0).sum()) if not site.moves.empty else 0
