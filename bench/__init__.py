@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench [name ...]` or `nox -s bench`. Each prints its judging ratio."""
