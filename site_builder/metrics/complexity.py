@@ -1,0 +1,107 @@
+"""Complexity indicators from the engine's per-depth scores (METHODS.md section 3; seed Table 4).
+
+Per move, from the best line's score at each depth 1 … D (mover's view, cp, clipped):
+
+- **stability**: mean |Δ| between consecutive depths (cp);
+- **jump value**: the largest |Δ| (cp);
+- **jump depth**: the depth at which it occurs (the deeper of the two; the first on ties);
+- **jump product**: jump value × jump depth.
+
+Each is correlated (Pearson's ρ) with the move's error δ, per player.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from site_builder.metrics.conformance import pearson
+
+INDICATORS = ("stability", "jump_value", "jump_depth", "jump_product")
+INDICATOR_NAMES = {
+    "stability": "Stability",
+    "jump_value": "Jump value",
+    "jump_depth": "Jump depth",
+    "jump_product": "Jump depth × value",
+}
+
+
+def indicators(depth_scores: Sequence[float], clip_cp: float) -> tuple[float, float, float, float]:
+    """(stability, jump value, jump depth, product) of one move; NaN with fewer than 2 depths.
+
+    >>> indicators([20, 30, 10, 15], 1000)
+    (11.666666666666666, 20.0, 3.0, 60.0)
+    """
+    s = np.clip(np.asarray(depth_scores, dtype=float), -clip_cp, clip_cp)
+    if len(s) < 2:
+        return (math.nan, math.nan, math.nan, math.nan)
+    steps = np.abs(np.diff(s))
+    at = int(np.argmax(steps))
+    value = float(steps[at])
+    depth = float(at + 2)  # steps[i] is between depths i+1 and i+2
+    return (float(steps.mean()), value, depth, value * depth)
+
+
+def move_indicators(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
+    """The four indicators for every row of the move table (its ``depth_scores``)."""
+    lists = list(moves["depth_scores"])
+    out = np.full((len(lists), len(INDICATORS)), np.nan)
+    lengths = np.array([len(x) for x in lists], dtype=int)
+    for n in sorted(set(lengths.tolist())):
+        if n < 2:
+            continue
+        rows = np.flatnonzero(lengths == n)
+        s = np.clip(np.array([lists[i] for i in rows], dtype=float), -clip_cp, clip_cp)
+        steps = np.abs(np.diff(s, axis=1))
+        at = np.argmax(steps, axis=1)
+        value = steps[np.arange(len(rows)), at]
+        depth = at + 2.0
+        out[rows] = np.column_stack([steps.mean(axis=1), value, depth, value * depth])
+    return pd.DataFrame(out, columns=list(INDICATORS), index=moves.index)
+
+
+def correlations(frame: pd.DataFrame, error: str = "delta") -> dict[str, float]:
+    """Pearson ρ of each indicator with the error over the given moves."""
+    out = {}
+    for name in INDICATORS:
+        ok = frame[[name, error]].dropna()
+        out[name] = pearson(ok[name].to_numpy(dtype=float), ok[error].to_numpy(dtype=float))
+    return out
+
+
+def player_table(
+    frame: pd.DataFrame, min_moves: int, groups: dict[str, set[str]] | None = None
+) -> pd.DataFrame:
+    """One row per player (and per named group of players, plus "All"): moves, mean δ, ρ's.
+
+    ``frame`` has columns player, delta and the indicators. A row with fewer than
+    ``min_moves`` moves has its ρ's left NaN and a status saying why.
+    """
+    rows = []
+
+    def row(label: str, kind: str, part: pd.DataFrame) -> dict[str, object]:
+        n = len(part)
+        item: dict[str, object] = {
+            "player": label,
+            "kind": kind,
+            "moves": n,
+            "mean_delta": float(part["delta"].mean()) if n else math.nan,
+            "mean_stability": float(part["stability"].mean()) if n else math.nan,
+        }
+        if n < min_moves:
+            item.update(dict.fromkeys(INDICATORS, math.nan))
+            item["status"] = f"n/a: {n} moves, at least {min_moves} needed"
+        else:
+            item.update(correlations(part))
+            item["status"] = ""
+        return item
+
+    for name, part in frame.groupby("player", sort=True):
+        rows.append(row(str(name), "player", part))
+    for label, members in sorted((groups or {}).items()):
+        rows.append(row(label, "group", frame[frame["player"].isin(members)]))
+    rows.append(row("All", "group", frame))
+    return pd.DataFrame(rows)

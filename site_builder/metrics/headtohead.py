@@ -1,0 +1,272 @@
+"""Player-year models of the three predictors, head-to-head predictions and best years.
+
+A player-year (P, y) holds, with the forgetting factor (year j ≤ y weighs 2^(j−y)):
+the cumulative conformance Q, the Markov matrices (White from P's White moves, Black from
+P's Black moves or mirrored) and the δ distribution of the gain predictor. It enters
+comparisons when P made at least ``min_moves`` counted moves in year y itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from site_builder.config import ConformanceSection
+from site_builder.metrics import gain, markov
+from site_builder.metrics.conformance import LineFit, match_score_conformance, x_column
+
+Key = tuple[str, int]
+
+
+def forgetting_weights(years: np.ndarray, year: int) -> np.ndarray:
+    """2^(j−y) for moves of year j ≤ y, 0 for later years."""
+    y = np.asarray(years, dtype=float)
+    return np.where(y <= year, np.power(2.0, np.minimum(y - year, 0.0)), 0.0)
+
+
+@dataclass
+class Models:
+    """Everything the predictors need, per eligible player-year."""
+
+    cfg: ConformanceSection
+    #: player, year, moves, white_moves, black_moves, eligible, status
+    years: pd.DataFrame
+    #: Q of the predictor's conformance at x = predictor_x, per player-year.
+    q_predictor: dict[Key, float]
+    fit: LineFit | None
+    start: np.ndarray
+    all_white: np.ndarray
+    all_black: np.ndarray
+    white: dict[Key, np.ndarray] = field(default_factory=dict)
+    black: dict[Key, np.ndarray] = field(default_factory=dict)
+    #: Weighted observations per row (before blending), per colour.
+    white_rows: dict[Key, np.ndarray] = field(default_factory=dict)
+    black_rows: dict[Key, np.ndarray] = field(default_factory=dict)
+    gain_model: gain.GainModel | None = None
+    spectra: dict[Key, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def eligible(self) -> list[Key]:
+        e = self.years[self.years["eligible"]]
+        return sorted((str(p), int(y)) for p, y in zip(e["player"], e["year"], strict=True))
+
+    def status(self, key: Key) -> str:
+        """ "" when the player-year can be compared, else why not."""
+        row = self.years[(self.years["player"] == key[0]) & (self.years["year"] == key[1])]
+        if row.empty:
+            return f"n/a: no counted move of {key[0]} in {key[1]}"
+        return str(row["status"].iloc[0])
+
+    # -- the three predictors, A's expected score against B, averaged over colours --
+
+    def markov_white(self, a: Key, b: Key) -> markov.Limit:
+        """A with White against B with Black."""
+        c = self.cfg
+        return markov.game(
+            self.start, self.white[a], self.black[b], c.markov_max_pairs, c.markov_tolerance
+        )
+
+    def markov_score(self, a: Key, b: Key) -> float:
+        return 0.5 * (self.markov_white(a, b).score + 1.0 - self.markov_white(b, a).score)
+
+    def gain_score(self, a: Key, b: Key) -> float:
+        assert self.gain_model is not None
+        return self.gain_model.score(
+            self.spectra[a], self.spectra[b], self.gain_model.weights_spectrum()
+        )
+
+    def conformance_score(self, a: Key, b: Key) -> float | None:
+        if self.fit is None:
+            return None
+        return match_score_conformance(self.q_predictor[a], self.q_predictor[b], self.fit.beta)
+
+
+def build_models(
+    conf: pd.DataFrame,
+    q_predictor: pd.DataFrame,
+    fit: LineFit | None,
+    start: np.ndarray,
+    cfg: ConformanceSection,
+) -> Models:
+    """Models for every player-year with counted moves (matrices only for eligible ones).
+
+    ``conf`` is :func:`conformance.conformance_moves` plus columns e_best_cp and e_played_cp
+    (mover's view); ``q_predictor`` is Q of the predictor's kind per (player, year).
+    """
+    dated = conf[conf["year"].notna()].copy()
+    dated["year"] = dated["year"].astype(int)
+    grouped = dated.groupby(["player", "year"], sort=True)
+    years = grouped.agg(moves=("raw", "size"), white_moves=("white", "sum")).reset_index()
+    years["black_moves"] = years["moves"] - years["white_moves"]
+    years["eligible"] = years["moves"] >= cfg.min_moves
+    years["status"] = [
+        "" if ok else f"n/a: {n} counted moves of {p} in {y}, at least {cfg.min_moves} needed"
+        for p, y, n, ok in zip(
+            years["player"], years["year"], years["moves"], years["eligible"], strict=True
+        )
+    ]
+    col = x_column(cfg.predictor_x)
+    q_at = {
+        (str(p), int(y)): float(v)
+        for p, y, v in zip(
+            q_predictor.index.get_level_values("player"),
+            q_predictor.index.get_level_values("year"),
+            q_predictor[col].to_numpy(dtype=float),
+            strict=True,
+        )
+    }
+
+    classes = markov.move_classes(
+        pd.DataFrame(
+            {
+                "white": dated["white"],
+                "e_best": dated["e_best_cp"],
+                "e_played": dated["e_played_cp"],
+            }
+        ),
+        cfg.clip_pawns * 100,
+    )
+    all_classes = markov.move_classes(
+        pd.DataFrame(
+            {"white": conf["white"], "e_best": conf["e_best_cp"], "e_played": conf["e_played_cp"]}
+        ),
+        cfg.clip_pawns * 100,
+    )
+    is_w = all_classes["white"].to_numpy()
+    ones = np.ones(len(all_classes))
+    all_white = markov.stochastic(
+        markov.transitions(
+            all_classes["from"].to_numpy()[is_w], all_classes["to"].to_numpy()[is_w], ones[is_w]
+        )
+    )
+    all_black = markov.stochastic(
+        markov.transitions(
+            all_classes["from"].to_numpy()[~is_w],
+            all_classes["to"].to_numpy()[~is_w],
+            ones[~is_w],
+        )
+    )
+    models = Models(cfg, years, q_at, fit, start, all_white, all_black)
+
+    max_cp = round(cfg.clip_pawns * 100)
+    models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
+    gain_delta = dated[cfg.gain_kind].to_numpy(dtype=float) * 100
+    gain_ok = ~np.isnan(gain_delta)
+    by_player = {
+        str(p): np.asarray(i) for p, i in dated.groupby("player", sort=True).indices.items()
+    }
+    frm = classes["from"].to_numpy()
+    to = classes["to"].to_numpy()
+    white_col = classes["white"].to_numpy()
+    year_col = dated["year"].to_numpy()
+    for player, year in models.eligible:
+        rows = by_player[player]
+        w = forgetting_weights(year_col[rows], year)
+        wm = white_col[rows]
+        w_counts = markov.transitions(frm[rows][wm], to[rows][wm], w[wm])
+        b_counts = markov.transitions(frm[rows][~wm], to[rows][~wm], w[~wm])
+        key = (player, year)
+        models.white_rows[key] = w_counts.sum(axis=1)
+        models.black_rows[key] = b_counts.sum(axis=1)
+        models.white[key] = markov.normalise(w_counts, all_white, cfg.markov_min_row)
+        if cfg.markov_mirror_black:
+            models.black[key] = markov.mirror(models.white[key])
+            models.black_rows[key] = models.white_rows[key][::-1]
+        else:
+            models.black[key] = markov.normalise(b_counts, all_black, cfg.markov_min_row)
+        ok = gain_ok[rows] & (w > 0)
+        dist = gain.distribution(gain_delta[rows][ok], w[ok], max_cp)
+        models.spectra[key] = models.gain_model.spectrum(dist)
+    return models
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    keys: list[Key]
+    #: markov[i, j]: A = keys[i] against B = keys[j], averaged over colours.
+    markov: np.ndarray
+    #: A = keys[i] with White against keys[j] with Black (Markov).
+    markov_white: np.ndarray
+    gain: np.ndarray
+    conformance: np.ndarray  # NaN when α, β could not be fitted
+
+
+def head_to_head(models: Models) -> HeadToHead:
+    """Every eligible player-year against every other."""
+    keys = models.eligible
+    n = len(keys)
+    c = models.cfg
+    white_score = np.full((n, n), np.nan)
+    if n:
+        mats = np.einsum(
+            "iab,jbc->ijac",
+            np.stack([models.white[k] for k in keys]),
+            np.stack([models.black[k] for k in keys]),
+        ).reshape(n * n, markov.N_CLASSES, markov.N_CLASSES)
+        vectors = markov.limits(models.start, mats, c.markov_max_pairs, c.markov_tolerance)
+        white_score = (vectors[:, -1] + 0.5 * vectors[:, 1:-1].sum(axis=1)).reshape(n, n)
+    avg = 0.5 * (white_score + 1.0 - white_score.T)
+    gain_scores = np.full((n, n), np.nan)
+    if n and models.gain_model is not None:
+        weights = models.gain_model.weights_spectrum()
+        specs = np.stack([models.spectra[k] for k in keys])
+        for i in range(n - 1):
+            s = models.gain_model.scores(specs[i], specs[i + 1 :], weights)
+            gain_scores[i, i + 1 :] = s
+            gain_scores[i + 1 :, i] = 1.0 - s
+        np.fill_diagonal(gain_scores, 0.5)
+    conf = np.full((n, n), np.nan)
+    if models.fit is not None:
+        q = np.array([models.q_predictor[k] for k in keys])
+        conf = np.clip(0.5 + models.fit.beta * (q[:, None] - q[None, :]) / 2, 0.0, 1.0)
+    return HeadToHead(keys, avg, white_score, gain_scores, conf)
+
+
+def best_years(h2h: HeadToHead) -> pd.DataFrame:
+    """Each player's best year: most predicted wins (Markov score > ½) against every
+    player-year of the other players; ties by higher mean score, then the earlier year.
+    """
+    rows = []
+    players = np.array([k[0] for k in h2h.keys], dtype=object)
+    for i, (player, year) in enumerate(h2h.keys):
+        others = players != player
+        scores = h2h.markov[i, others]
+        rows.append(
+            {
+                "player": player,
+                "year": year,
+                "opponents": int(others.sum()),
+                "wins": int((scores > 0.5).sum()),
+                "mean_score": float(scores.mean()) if others.any() else math.nan,
+            }
+        )
+    frame = pd.DataFrame(rows, columns=["player", "year", "opponents", "wins", "mean_score"])
+    if frame.empty:
+        return frame.assign(best=pd.Series(dtype=bool))
+    ordered = frame.sort_values(
+        ["player", "wins", "mean_score", "year"],
+        ascending=[True, False, False, True],
+        kind="stable",
+    )
+    best = ordered.groupby("player", sort=True).head(1).index
+    frame["best"] = frame.index.isin(best)
+    return frame
+
+
+def best_year_matrix(h2h: HeadToHead, best: pd.DataFrame) -> tuple[list[Key], np.ndarray]:
+    """The Markov matrix restricted to each player's best year, strongest first
+    (by mean score against the other best years; ties by name)."""
+    chosen_rows = best[best["best"]]
+    chosen = sorted(
+        (str(p), int(y)) for p, y in zip(chosen_rows["player"], chosen_rows["year"], strict=True)
+    )
+    index = {k: i for i, k in enumerate(h2h.keys)}
+    idx = [index[k] for k in chosen]
+    sub = h2h.markov[np.ix_(idx, idx)] if idx else np.zeros((0, 0))
+    n = len(chosen)
+    means = [float(np.mean(np.delete(sub[i], i))) if n > 1 else math.nan for i in range(n)]
+    order = sorted(range(n), key=lambda i: (-np.nan_to_num(means[i]), chosen[i]))
+    return [chosen[i] for i in order], sub[np.ix_(order, order)] if n else sub

@@ -1,0 +1,1028 @@
+"""Champion comparisons (Alliot 2017): conformance, the game, gain and Markov predictors,
+head-to-head tables, the world-championship check and the complexity indicators."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from site_builder.config import ConformanceSection
+from site_builder.metrics import complexity, conformance, headtohead, markov, titlematches
+from site_builder.metrics.conformance import KIND_NAMES, KINDS, SEED_K, X_GRID, LineFit
+from site_builder.render import charts
+from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.writer import Page
+from site_builder.sitedata import Family, NavItem, Section, SiteData
+
+#: The seed's Table 5 (Alliot 2017): ACS, COVS, MS, AS and ELOS in %, winner first.
+SEED_TABLE5: list[tuple[str, str, int, int, int, int, int, int | None]] = [
+    ("Euwe", "Alekhine", 1935, 57, 60, 61, 52, None),
+    ("Alekhine", "Euwe", 1937, 53, 51, 57, 62, None),
+    ("Smyslov", "Botvinnik", 1957, 50, 49, 51, 56, None),
+    ("Botvinnik", "Smyslov", 1958, 45, 48, 49, 54, None),
+    ("Botvinnik", "Tal", 1961, 49, 51, 52, 59, None),
+    ("Petrosian", "Botvinnik", 1963, 51, 58, 57, 57, None),
+    ("Petrosian", "Spassky", 1966, 49, 65, 45, 52, 48),
+    ("Spassky", "Petrosian", 1969, 48, 33, 54, 54, 56),
+    ("Fischer", "Spassky", 1972, 54, 53, 63, 63, 67),
+    ("Kasparov", "Karpov", 1985, 47, 46, 53, 54, 51),
+    ("Kasparov", "Karpov", 1986, 50, 51, 51, 53, 51),
+    ("Kasparov", "Karpov", 1987, 48, 48, 48, 50, 50),
+    ("Kasparov", "Karpov", 1990, 53, 55, 54, 52, 59),
+    ("Kasparov", "Anand", 1995, 51, 54, 50, 58, 64),
+    ("Kramnik", "Kasparov", 2000, 51, 48, 59, 57, 39),
+    ("Anand", "Kramnik", 2008, 50, 42, 52, 54, 52),
+    ("Carlsen", "Anand", 2013, 54, 54, 60, 65, 58),
+]
+#: Mean absolute errors the seed reports (§4.2.4, §4.3.3, §4.4.3): all matches, and the
+#: 11 matches with Elo ratings.
+SEED_MAE = {
+    "conformance": (0.06, 0.05),
+    "gain": (0.08, 0.09),
+    "markov": (0.036, 0.044),
+    "elo": (None, 0.05),
+}
+PREDICTORS = ("conformance", "gain", "markov", "elo")
+PREDICTOR_NAMES = {
+    "conformance": "Conformance (ACS)",
+    "gain": "Gain distribution (COVS)",
+    "markov": "Markov (MS)",
+    "elo": "Elo (ELOS)",
+}
+#: Per-depth scores are clipped here for the complexity indicators (cp).
+COMPLEXITY_CLIP_CP = 1000
+
+
+@dataclass(frozen=True)
+class Curve:
+    """ρ, α and β of p(x) against the result, for one conformance, at every x of X_GRID."""
+
+    key: str
+    label: str
+    rho: list[float]
+    alpha: list[float]
+    beta: list[float]
+    games: int
+
+
+@dataclass
+class ConformanceResult:
+    cfg: ConformanceSection
+    conf: pd.DataFrame
+    counts: dict[str, pd.DataFrame]
+    q: dict[str, pd.DataFrame]
+    r_cum: dict[str, pd.DataFrame]
+    curves: list[Curve]
+    fit: LineFit | None
+    fit_status: str
+    ponderation: conformance.PonderationFit | None
+    models: headtohead.Models
+    h2h: headtohead.HeadToHead
+    best: pd.DataFrame
+    best_keys: list[tuple[str, int]]
+    best_matrix: np.ndarray
+    titles: titlematches.TitleEvents
+    wcc: list[dict[str, Any]]
+    mae: list[dict[str, Any]]
+    complexity: pd.DataFrame
+    champions: set[str]
+    strength: pd.DataFrame
+
+
+# --- computation --------------------------------------------------------------------------
+
+
+def _curve(key: str, label: str, shares: conformance.GameShares) -> Curve:
+    rho = conformance.rho_curve(shares)
+    alphas, betas = [], []
+    for i in range(len(X_GRID)):
+        fit = conformance.fit_line(shares.p[:, i], shares.result)
+        alphas.append(fit.alpha if fit else math.nan)
+        betas.append(fit.beta if fit else math.nan)
+    return Curve(key, label, rho.tolist(), alphas, betas, len(shares.result))
+
+
+def _results(site: SiteData) -> dict[str, float]:
+    out = {}
+    for g in site.games:
+        s = g.score_white
+        if s is not None and g.game_id in site.analysed:
+            out[g.game_id] = s
+    return out
+
+
+def _start_vector(conf: pd.DataFrame) -> np.ndarray:
+    """Class of the first counted position of each game (turn 10 unless that move is forced)."""
+    if conf.empty:
+        return markov.start_vector(np.array([], dtype=int))
+    first = conf.sort_values(["game_id", "ply"], kind="stable").groupby("game_id").head(1)
+    sign = np.where(first["white"].to_numpy(dtype=bool), 1.0, -1.0)
+    return markov.start_vector(markov.class_of(sign * first["e_best"].to_numpy() * 100))
+
+
+def compute(site: SiteData) -> ConformanceResult:
+    cfg = site.settings.conformance
+    moves = site.moves
+    if not moves.empty:
+        moves = moves[moves["time_class"] == "classical"]
+    conf = conformance.conformance_moves(
+        moves,
+        first_move=cfg.first_move,
+        clip_pawns=cfg.clip_pawns,
+        gb_limit=cfg.gb_limit_pawns,
+        k1=cfg.k1,
+        k2=cfg.k2,
+    )
+    counts = {k: conformance.year_counts(conf, k) for k in KINDS}
+    q = {k: conformance.cumulative_share(conformance.forget(c)) for k, c in counts.items()}
+    r_cum = {k: conformance.cumulative_share(c) for k, c in counts.items()}
+
+    results = _results(site)
+    gids = conf["game_id"].to_numpy(dtype=object)
+    white = conf["white"].to_numpy(dtype=bool)
+    index = conformance.move_index(gids, white, results)
+    shares = {k: conformance.shares_from_bins(index, conf[f"bin_{k}"].to_numpy()) for k in KINDS}
+    curves = [
+        _curve("raw", "raw", shares["raw"]),
+        _curve("gb", f"Guid–Bratko (|e| ≤ {cfg.gb_limit_pawns:g})", shares["gb"]),
+        _curve("ponderated", f"ponderated k1={cfg.k1:g}, k2={cfg.k2:g}", shares["ponderated"]),
+    ]
+    raw = conf["raw"].to_numpy(dtype=float)
+    e_best = conf["e_best"].to_numpy(dtype=float)
+    if (cfg.k1, cfg.k2) != SEED_K:
+        seed_bins = conformance.bin_of(conformance.ponderate(raw, e_best, *SEED_K))
+        curves.append(
+            _curve(
+                "seed",
+                f"ponderated k1={SEED_K[0]:g}, k2={SEED_K[1]:g} (seed's fit)",
+                conformance.shares_from_bins(index, seed_bins),
+            )
+        )
+    col = round(cfg.predictor_x * 10)
+    main = shares[cfg.predictor_kind]
+    fit: LineFit | None = None
+    ponderation = None
+    if len(main.result) < cfg.min_fit_games:
+        fit_status = (
+            f"n/a: {len(main.result)} games with both sides counted, "
+            f"at least {cfg.min_fit_games} needed to fit"
+        )
+    else:
+        fit = conformance.fit_line(main.p[:, col], main.result)
+        fit_status = "" if fit else "n/a: p(x) does not vary over the games"
+        ponderation = conformance.fit_ponderation(
+            raw,
+            e_best,
+            gids,
+            white,
+            results,
+            cfg.predictor_x,
+            (cfg.k1, cfg.k2),
+            cfg.fit_max_evals,
+        )
+    if ponderation is not None:
+        fitted_bins = conformance.bin_of(
+            conformance.ponderate(raw, e_best, ponderation.k1, ponderation.k2)
+        )
+        curves.append(
+            _curve(
+                "fitted",
+                f"ponderated k1={ponderation.k1:.2f}, k2={ponderation.k2:.2f} (Nelder–Mead here)",
+                conformance.shares_from_bins(index, fitted_bins),
+            )
+        )
+
+    models = headtohead.build_models(conf, q[cfg.predictor_kind], fit, _start_vector(conf), cfg)
+    h2h = headtohead.head_to_head(models)
+    best = headtohead.best_years(h2h)
+    best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
+
+    titles = titlematches.title_matches(
+        site.games,
+        site.settings.content.games,
+        cfg.title_folders,
+        cfg.title_events,
+        cfg.title_exclude,
+        cfg.forfeit_max_plies,
+    )
+    champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
+    wcc = [_wcc_row(site, models, m) for m in titles.matches]
+    mae = _mae_rows(wcc)
+
+    comp = _complexity(moves, conf, cfg, champions)
+    strength = _strength_table(models.years, q, r_cum, cfg, champions)
+    return ConformanceResult(
+        cfg,
+        conf,
+        counts,
+        q,
+        r_cum,
+        curves,
+        fit,
+        fit_status,
+        ponderation,
+        models,
+        h2h,
+        best,
+        best_keys,
+        best_matrix,
+        titles,
+        wcc,
+        mae,
+        comp,
+        champions,
+        strength,
+    )
+
+
+def _complexity(
+    moves: pd.DataFrame, conf: pd.DataFrame, cfg: ConformanceSection, champions: set[str]
+) -> pd.DataFrame:
+    if moves.empty:
+        frame = pd.DataFrame(columns=["player", "delta", *complexity.INDICATORS])
+    else:
+        counted = moves[moves["move_number"] >= cfg.first_move]
+        frame = complexity.move_indicators(counted, COMPLEXITY_CLIP_CP)
+        frame["player"] = counted["player"].to_numpy()
+        frame["delta"] = conf["raw"].to_numpy()  # same rows, same order
+    groups = {}
+    if champions:
+        groups["Title-match players"] = champions
+        groups["Others"] = set(frame["player"]) - champions
+    return complexity.player_table(frame, cfg.min_moves, groups)
+
+
+def _improved_elo(site: SiteData, player: str, before_months: float) -> float | None:
+    """The results family's improved Elo before a date, when it exists and was started from
+    an Elo tag (a rating started from the default value says nothing about strength)."""
+    res = site.results.get("results")
+    if res is None:
+        return None
+    updates = res.get("updates") if isinstance(res, dict) else getattr(res, "updates", None)
+    if not isinstance(updates, pd.DataFrame) or updates.empty:
+        return None
+    needed = {"player", "months", "order", "after", "started"}
+    if not needed <= set(updates.columns):
+        return None
+    mine = updates[updates["player"] == player]
+    if mine.empty or "Elo tag" not in set(mine["started"]):
+        return None
+    before = mine[mine["months"] < before_months].sort_values("order", kind="stable")
+    return float(before["after"].iloc[-1]) if len(before) else None
+
+
+def _elo_prediction(site: SiteData, match: titlematches.TitleMatch) -> tuple[float | None, str]:
+    a = titlematches.match_elo(match, match.player_a)
+    b = titlematches.match_elo(match, match.player_b)
+    if a is not None and b is not None:
+        return titlematches.elo_expectation(a, b), f"Elo tags {a} – {b}"
+    start = min((g.date.months for g in match.games if g.date.months is not None), default=None)
+    if start is not None:
+        ia = _improved_elo(site, match.player_a, start)
+        ib = _improved_elo(site, match.player_b, start)
+        if ia is not None and ib is not None:
+            return (
+                titlematches.elo_expectation(ia, ib),
+                f"improved Elo {ia:.0f} – {ib:.0f} (results family)",
+            )
+    return None, "n/a: no Elo tags"
+
+
+def _seed_row(match: titlematches.TitleMatch) -> tuple[Any, ...] | None:
+    for row in SEED_TABLE5:
+        a, b, year = row[0], row[1], row[2]
+        if year != match.year:
+            continue
+        names = (match.player_a.lower(), match.player_b.lower())
+        if a.lower() in names[0] and b.lower() in names[1]:
+            return row
+        if a.lower() in names[1] and b.lower() in names[0]:
+            return row
+    return None
+
+
+def _wcc_row(
+    site: SiteData, models: headtohead.Models, match: titlematches.TitleMatch
+) -> dict[str, Any]:
+    prev = match.year - 1
+    ka, kb = (match.player_a, prev), (match.player_b, prev)
+    row: dict[str, Any] = {
+        "match": match.label,
+        "event": match.event,
+        "event_key": match.key,
+        "year": match.year,
+        "player_a": match.player_a,
+        "player_b": match.player_b,
+        "games": match.scored,
+        "forfeits": match.forfeits,
+        "points_a": match.score_a,
+        "actual": match.share_a,
+        "data_year": prev,
+    }
+    missing = [s for s in (models.status(ka), models.status(kb)) if s]
+    for p in ("conformance", "gain", "markov"):
+        row[p] = None
+        row[f"{p}_note"] = "; ".join(missing)
+    if not missing:
+        row["markov"] = models.markov_score(ka, kb)
+        row["markov_note"] = ""
+        row["gain"] = models.gain_score(ka, kb)
+        row["gain_note"] = ""
+        row["conformance"] = models.conformance_score(ka, kb)
+        row["conformance_note"] = "" if models.fit else "n/a: α, β not fitted"
+        la = models.markov_white(ka, kb)
+        lb = models.markov_white(kb, ka)
+        row["markov_win"] = 0.5 * (la.win + lb.loss)
+        row["markov_loss"] = 0.5 * (la.loss + lb.win)
+        row["markov_draw"] = 1 - row["markov_win"] - row["markov_loss"]
+    row["elo"], row["elo_note"] = _elo_prediction(site, match)
+    for p in PREDICTORS:
+        v = row[p]
+        row[f"{p}_error"] = abs(v - row["actual"]) if v is not None else None
+    notes: list[str] = []
+    for p in PREDICTORS:
+        note = row[f"{p}_note"]
+        if note and note.startswith("n/a") and note not in notes:
+            notes.append(note)
+    row["notes"] = "; ".join(notes)
+    seed = _seed_row(match)
+    row["seed"] = (
+        None
+        if seed is None
+        else {
+            "conformance": seed[3],
+            "gain": seed[4],
+            "markov": seed[5],
+            "actual": seed[6],
+            "elo": seed[7],
+        }
+    )
+    return row
+
+
+def _mae_rows(wcc: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    common = [r for r in wcc if all(r[p] is not None for p in PREDICTORS)]
+    rows = []
+    for p in PREDICTORS:
+        errs = [r[f"{p}_error"] for r in wcc if r[f"{p}_error"] is not None]
+        com = [r[f"{p}_error"] for r in common]
+        seed_all, seed_elo = SEED_MAE[p]
+        rows.append(
+            {
+                "predictor": PREDICTOR_NAMES[p],
+                "key": p,
+                "matches": len(errs),
+                "mae": float(np.mean(errs)) if errs else None,
+                "common_matches": len(com),
+                "mae_common": float(np.mean(com)) if com else None,
+                "seed_mae": seed_all,
+                "seed_mae_elo": seed_elo,
+            }
+        )
+    return rows
+
+
+# --- pages --------------------------------------------------------------------------------
+
+_SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon"]
+_DASHES = ["solid", "dash", "dot", "dashdot"]
+
+
+def _style(i: int) -> dict[str, Any]:
+    """Distinct colour, marker and dash for the i-th series (Okabe–Ito colours)."""
+    n = len(charts.PALETTE)
+    return {
+        "line": {"color": charts.PALETTE[i % n], "dash": _DASHES[(i // n) % len(_DASHES)]},
+        "marker": {"symbol": _SYMBOLS[(i // n) % len(_SYMBOLS)], "size": 7},
+    }
+
+
+def _strength_table(
+    years: pd.DataFrame,
+    q: dict[str, pd.DataFrame],
+    r_cum: dict[str, pd.DataFrame],
+    cfg: ConformanceSection,
+    champions: set[str],
+) -> pd.DataFrame:
+    """Per player-year: moves, Q and R′ at 0 and 0.3 of the strength conformance, Q of the
+    predictor's conformance at its x, whether the player played a title match, status."""
+    idx = pd.MultiIndex.from_arrays(
+        [years["player"].to_numpy(), years["year"].to_numpy(dtype=int)], names=["player", "year"]
+    )
+    kind = cfg.strength_kind
+    xp = conformance.x_column(cfg.predictor_x)
+    out = pd.DataFrame(
+        {
+            "moves": years["moves"].to_numpy(),
+            "q0": q[kind][0.0].reindex(idx).to_numpy(),
+            "q03": q[kind][0.3].reindex(idx).to_numpy(),
+            "r0": r_cum[kind][0.0].reindex(idx).to_numpy(),
+            "r03": r_cum[kind][0.3].reindex(idx).to_numpy(),
+            "q_predictor": q[cfg.predictor_kind][xp].reindex(idx).to_numpy(),
+            "status": years["status"].to_numpy(),
+        },
+        index=idx,
+    ).reset_index()
+    out["champion"] = out["player"].isin(champions)
+    return out.sort_values(
+        ["champion", "player", "year"], ascending=[False, True, True], kind="stable"
+    ).reset_index(drop=True)
+
+
+def _strength_rows(site: SiteData, res: ConformanceResult) -> list[dict[str, Any]]:
+    return [{**r, "href": site.player_path(r["player"])} for r in records(res.strength)]
+
+
+def _strength_chart(
+    rows: list[dict[str, Any]], field: str, title: str, y_title: str, champions_first: bool = True
+) -> dict[str, Any] | None:
+    listed = [r for r in rows if not r["status"]]
+    if not listed:
+        return None
+    players = sorted({r["player"] for r in listed})
+    data = []
+    for i, p in enumerate(players):
+        mine = sorted((r for r in listed if r["player"] == p), key=lambda r: r["year"])
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": p,
+                "x": [r["year"] for r in mine],
+                "y": [100 * r[field] for r in mine],
+                "hovertemplate": f"{p}<br>%{{x}}: %{{y:.1f}}%<extra></extra>",
+                **_style(i),
+            }
+        )
+    return charts.figure(data, charts.layout(title, "year", y_title))
+
+
+def _rho_chart(res: ConformanceResult) -> dict[str, Any] | None:
+    if not res.curves or all(c.games < 3 for c in res.curves):
+        return None
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": c.label,
+            "x": X_GRID.tolist(),
+            "y": c.rho,
+            "hovertemplate": "x = %{x:.1f} pawn: ρ = %{y:.3f}<extra>" + c.label + "</extra>",
+            **_style(i),
+        }
+        for i, c in enumerate(res.curves)
+    ]
+    return charts.figure(
+        data,
+        charts.layout(
+            f"Pearson ρ of p(x) = p_w(x) − p_b(x) with the result ({res.curves[0].games} games)",
+            "x: conformance bound (pawns)",
+            "Pearson ρ with the result (+1/0/−1)",
+        ),
+    )
+
+
+def _ab_chart(res: ConformanceResult, field: str, title: str, y_title: str) -> dict[str, Any]:
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": c.label,
+            "x": X_GRID.tolist(),
+            "y": getattr(c, field),
+            **_style(i),
+        }
+        for i, c in enumerate(res.curves)
+    ]
+    return charts.figure(data, charts.layout(title, "x: conformance bound (pawns)", y_title))
+
+
+def _curve_rows(res: ConformanceResult) -> list[dict[str, Any]]:
+    rows = []
+    xp = round(res.cfg.predictor_x * 10)
+    for c in res.curves:
+        rho = np.array(c.rho, dtype=float)
+        best = int(np.nanargmax(rho)) if np.isfinite(rho).any() else None
+        rows.append(
+            {
+                "conformance": c.label,
+                "games": c.games,
+                "best_x": float(X_GRID[best]) if best is not None else None,
+                "best_rho": float(rho[best]) if best is not None else None,
+                "best_alpha": c.alpha[best] if best is not None else None,
+                "best_beta": c.beta[best] if best is not None else None,
+                "x": float(X_GRID[xp]),
+                "rho": c.rho[xp],
+                "alpha": c.alpha[xp],
+                "beta": c.beta[xp],
+            }
+        )
+    return rows
+
+
+def _heatmap(
+    labels: list[str], z: np.ndarray, title: str, x_title: str, y_title: str, text: bool = True
+) -> dict[str, Any]:
+    zz = [[None if math.isnan(v) else round(100 * float(v)) for v in row] for row in z]
+    trace: dict[str, Any] = {
+        "type": "heatmap",
+        "x": labels,
+        "y": labels,
+        "z": zz,
+        "zmin": 0,
+        "zmax": 100,
+        "colorscale": "Cividis",
+        "colorbar": {"title": {"text": "score %"}},
+        "hovertemplate": "%{y} against %{x}: %{z}%<extra></extra>",
+    }
+    if text:
+        trace["text"] = [["" if v is None else str(v) for v in row] for row in zz]
+        trace["texttemplate"] = "%{text}"
+    return charts.figure(
+        [trace],
+        charts.layout(
+            title,
+            x_title,
+            y_title,
+            yaxis={"title": {"text": y_title}, "autorange": "reversed", "automargin": True},
+            height=max(400, 28 * len(labels) + 200),
+        ),
+    )
+
+
+def _key_label(key: tuple[str, int]) -> str:
+    return f"{key[0]} {key[1]}"
+
+
+def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
+    h = res.h2h
+    rows = []
+    for i, a in enumerate(h.keys):
+        for j, b in enumerate(h.keys):
+            if i == j:
+                continue
+            rows.append(
+                {
+                    "player_a": a[0],
+                    "year_a": a[1],
+                    "player_b": b[0],
+                    "year_b": b[1],
+                    "markov": float(h.markov[i, j]),
+                    "markov_a_white": float(h.markov_white[i, j]),
+                    "markov_a_black": float(1 - h.markov_white[j, i]),
+                    "gain": float(h.gain[i, j]),
+                    "conformance": None
+                    if math.isnan(h.conformance[i, j])
+                    else float(h.conformance[i, j]),
+                }
+            )
+    return rows
+
+
+PAIR_COLUMNS = [
+    "player_a",
+    "year_a",
+    "player_b",
+    "year_b",
+    "markov",
+    "markov_a_white",
+    "markov_a_black",
+    "gain",
+    "conformance",
+]
+STRENGTH_COLUMNS = ["player", "year", "moves", "q0", "q03", "r0", "r03", "q_predictor", "status"]
+BEST_COLUMNS = ["player", "year", "opponents", "wins", "mean_score", "best"]
+WCC_COLUMNS = [
+    "match",
+    "year",
+    "player_a",
+    "player_b",
+    "games",
+    "forfeits",
+    "points_a",
+    "actual",
+    "data_year",
+    "conformance",
+    "gain",
+    "markov",
+    "markov_win",
+    "markov_draw",
+    "markov_loss",
+    "elo",
+    "conformance_note",
+    "gain_note",
+    "markov_note",
+    "elo_note",
+]
+MAE_COLUMNS = [
+    "predictor",
+    "matches",
+    "mae",
+    "common_matches",
+    "mae_common",
+    "seed_mae",
+    "seed_mae_elo",
+]
+CURVE_COLUMNS = [
+    "conformance",
+    "games",
+    "best_x",
+    "best_rho",
+    "best_alpha",
+    "best_beta",
+    "x",
+    "rho",
+    "alpha",
+    "beta",
+]
+COMPLEXITY_COLUMNS = [
+    "player",
+    "kind",
+    "moves",
+    "mean_delta",
+    "mean_stability",
+    *complexity.INDICATORS,
+    "status",
+]
+
+
+def _downloads(name: str, rows: list[dict[str, Any]], columns: list[str]) -> list[Page]:
+    return [
+        Page(f"data/{name}.csv", "", {"bytes": csv_bytes(rows, columns)}),
+        Page(f"data/{name}.json", "", {"bytes": json_bytes(rows, columns)}),
+    ]
+
+
+def _wcc_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not rows:
+        return None
+    labels = [r["match"] for r in rows]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "actual score",
+            "x": labels,
+            "y": [100 * r["actual"] if r["actual"] == r["actual"] else None for r in rows],
+            "marker": {
+                "color": charts.COLORS["black"],
+                "size": 11,
+                "symbol": "line-ew-open",
+                "line": {"width": 3, "color": charts.COLORS["black"]},
+            },
+        }
+    ]
+    for i, p in enumerate(PREDICTORS):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": PREDICTOR_NAMES[p],
+                "x": labels,
+                "y": [None if r[p] is None else 100 * r[p] for r in rows],
+                "marker": {"color": charts.PALETTE[i], "symbol": _SYMBOLS[i + 1], "size": 9},
+            }
+        )
+    return charts.figure(
+        data,
+        charts.layout(
+            "Title matches: actual score of the winner and each predictor's forecast",
+            "match (winner first)",
+            "score of the first-named player (%)",
+        ),
+    )
+
+
+def pages(site: SiteData) -> list[Page]:
+    res: ConformanceResult = site.results["conformance"]
+    cfg = res.cfg
+    out: list[Page] = []
+
+    strength = _strength_rows(site, res)
+    kind_name = KIND_NAMES[cfg.strength_kind]
+    fig0 = _strength_chart(
+        strength,
+        "q0",
+        f"Strength at 0 cp: share of moves with {kind_name} conformance 0 (forgetting factor 2)",
+        "moves at 0 cp (%)",
+    )
+    fig3 = _strength_chart(
+        strength,
+        "q03",
+        f"Strength at ≤ 0.3 pawn: share of moves with {kind_name} "
+        "conformance ≤ 0.3 (forgetting factor 2)",
+        "moves within 0.3 pawn (%)",
+    )
+    listed = [r for r in strength if not r["status"]]
+    out.append(
+        Page(
+            "champions.html",
+            "champions.html",
+            {
+                "title": "Champion comparisons",
+                "cfg": cfg,
+                "kind_name": kind_name,
+                "rows": strength,
+                "listed": len(listed),
+                "players": len({r["player"] for r in listed}),
+                "fig0": fig0,
+                "fig3": fig3,
+                "matches": len(res.titles.matches),
+            },
+        )
+    )
+    out += _downloads("conformance-years", strength, STRENGTH_COLUMNS)
+
+    curve_rows = _curve_rows(res)
+    out.append(
+        Page(
+            "predictors.html",
+            "predictors.html",
+            {
+                "title": "Game predictor p(x)",
+                "cfg": cfg,
+                "rho_chart": _rho_chart(res),
+                "alpha_chart": _ab_chart(
+                    res, "alpha", "α of r = β·p(x) + α, by x", "α (result units, −1…+1)"
+                )
+                if res.curves and res.curves[0].games >= 3
+                else None,
+                "beta_chart": _ab_chart(
+                    res, "beta", "β of r = β·p(x) + α, by x", "β (result units per unit of p)"
+                )
+                if res.curves and res.curves[0].games >= 3
+                else None,
+                "curves": curve_rows,
+                "fit": res.fit,
+                "fit_status": res.fit_status,
+                "ponderation": res.ponderation,
+                "seed_k": SEED_K,
+                "games": res.curves[0].games if res.curves else 0,
+            },
+        )
+    )
+    out += _downloads("conformance-predictor", curve_rows, CURVE_COLUMNS)
+
+    best_rows = [{**r, "href": site.player_path(r["player"])} for r in records(res.best)]
+    best_only = sorted(
+        (r for r in best_rows if r["best"]),
+        key=lambda r: (-r["wins"], -np.nan_to_num(r["mean_score"]), r["player"]),
+    )
+    labels = [_key_label(k) for k in res.best_keys]
+    heat = (
+        _heatmap(
+            labels,
+            res.best_matrix,
+            "Markov predicted score of each player's best year (row against column, "
+            "averaged over colours)",
+            "opponent (best year)",
+            "player (best year)",
+        )
+        if len(labels) >= 2
+        else None
+    )
+    pair_rows = _pair_rows(res)
+    out.append(
+        Page(
+            "headtohead.html",
+            "headtohead.html",
+            {
+                "title": "Head-to-head predictions",
+                "cfg": cfg,
+                "heatmap": heat,
+                "best": best_only,
+                "years": best_rows,
+                "entries": len(res.h2h.keys),
+                "pairs": len(pair_rows),
+            },
+        )
+    )
+    out += _downloads("headtohead-pairs", pair_rows, PAIR_COLUMNS)
+    out += _downloads("headtohead-years", best_rows, BEST_COLUMNS)
+
+    wcc_rows = [
+        {
+            **r,
+            "href_a": site.player_path(r["player_a"]),
+            "href_b": site.player_path(r["player_b"]),
+            "event_href": site.event_path(r["event_key"])
+            if r["event_key"] in site.event_slugs
+            else None,
+        }
+        for r in res.wcc
+    ]
+    out.append(
+        Page(
+            "wcc.html",
+            "wcc.html",
+            {
+                "title": "World-championship check",
+                "cfg": cfg,
+                "rows": wcc_rows,
+                "mae": res.mae,
+                "wcc_chart": _wcc_chart(wcc_rows),
+                "not_matches": res.titles.not_matches,
+                "predictors": PREDICTORS,
+                "names": PREDICTOR_NAMES,
+            },
+        )
+    )
+    out += _downloads("wcc", wcc_rows, WCC_COLUMNS)
+    out += _downloads("wcc-mae", res.mae, MAE_COLUMNS)
+
+    comp_rows = [
+        {**r, "href": site.player_path(r["player"]) if r["kind"] == "player" else None}
+        for r in records(res.complexity)
+    ]
+    out.append(
+        Page(
+            "complexity.html",
+            "complexity.html",
+            {
+                "title": "Complexity indicators",
+                "cfg": cfg,
+                "rows": comp_rows,
+                "names": complexity.INDICATOR_NAMES,
+                "indicators": complexity.INDICATORS,
+                "clip": COMPLEXITY_CLIP_CP,
+            },
+        )
+    )
+    out += _downloads("complexity", comp_rows, COMPLEXITY_COLUMNS)
+    return out
+
+
+# --- player and event blocks -------------------------------------------------------------
+
+
+def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
+    kind = res.cfg.strength_kind
+    r = res.r_cum[kind]
+    if player not in r.index.get_level_values(0):
+        return None
+    mine = r.loc[player]
+    q = res.q[kind].loc[player]
+    data = []
+    for i, (year, row) in enumerate(mine.iterrows()):
+        style = _style(i)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{year}: R′ (this year)",
+                "x": X_GRID.tolist(),
+                "y": [100 * float(v) for v in row.to_numpy()],
+                **style,
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"{year}: Q (forgetting factor)",
+                "x": X_GRID.tolist(),
+                "y": [100 * float(v) for v in q.loc[year].to_numpy()],
+                "line": {**style["line"], "dash": "dot"},
+            }
+        )
+    return charts.figure(
+        data,
+        charts.layout(
+            f"{player}: cumulative distribution of {KIND_NAMES[kind]} conformance",
+            "conformance δ (pawns)",
+            "moves with conformance ≤ δ (%)",
+        ),
+    )
+
+
+def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
+    keys = [k for k in res.models.eligible if k[0] == player]
+    if not keys:
+        return None
+    labels = markov.class_labels()
+    traces, buttons = [], []
+    views = [(k, "White") for k in keys] + [(k, "Black") for k in keys]
+    views.sort(key=lambda v: (-v[0][1], v[1] != "White"))
+    for i, (key, colour) in enumerate(views):
+        mats = res.models.white if colour == "White" else res.models.black
+        rows_obs = res.models.white_rows if colour == "White" else res.models.black_rows
+        m = mats[key]
+        obs = rows_obs[key]
+        blended = obs < res.cfg.markov_min_row
+        row_text = [
+            f"{obs[r]:.1f} moves" + (" (blended with all players)" if blended[r] else "")
+            for r in range(markov.N_CLASSES)
+        ]
+        traces.append(
+            {
+                "type": "heatmap",
+                "x": labels,
+                "y": labels,
+                "z": [[round(100 * float(v), 2) for v in row] for row in m],
+                "zmin": 0,
+                "zmax": 100,
+                "colorscale": "Cividis",
+                "colorbar": {"title": {"text": "%"}},
+                "text": [[row_text[r]] * markov.N_CLASSES for r in range(markov.N_CLASSES)],
+                "hovertemplate": "from %{y} to %{x} cp: %{z:.1f}%<br>row: %{text}<extra></extra>",
+                "visible": i == 0,
+                "name": f"{key[1]} {colour}",
+            }
+        )
+        buttons.append(
+            {
+                "label": f"{key[1]} as {colour}",
+                "method": "update",
+                "args": [
+                    {"visible": [j == i for j in range(len(views))]},
+                    {
+                        "title": {
+                            "text": f"{player} {key[1]}, moves as {colour}: transition "
+                            "probabilities"
+                        }
+                    },
+                ],
+            }
+        )
+    first = views[0]
+    return charts.figure(
+        traces,
+        charts.layout(
+            f"{player} {first[0][1]}, moves as {first[1]}: transition probabilities",
+            "class after the move (cp, White's view)",
+            "class before the move (cp, White's view)",
+            yaxis={
+                "title": {"text": "class before the move (cp, White's view)"},
+                "autorange": "reversed",
+                "automargin": True,
+            },
+            height=620,
+            updatemenus=[
+                {
+                    "buttons": buttons,
+                    "direction": "down",
+                    "x": 0,
+                    "y": 1.12,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "showactive": True,
+                }
+            ],
+        ),
+    )
+
+
+def player_sections(site: SiteData, player: str) -> list[Section]:
+    res: ConformanceResult = site.results["conformance"]
+    mine = res.strength[res.strength["player"] == player]
+    if mine.empty:
+        return []
+    rows = [{**r, "href": site.player_path(player)} for r in records(mine)]
+    if not rows:
+        return []
+    best = [r for r in records(res.best) if r["player"] == player and r["best"]]
+    matches = [r for r in res.wcc if player in (r["player_a"], r["player_b"])]
+    return [
+        Section(
+            "Conformance and Markov matrices (Alliot)",
+            "partials/conformance_player.html",
+            {
+                "rows": rows,
+                "cumulative": _cumulative_chart(res, player),
+                "matrix": _matrix_chart(res, player),
+                "best": best[0] if best else None,
+                "matches": matches,
+                "cfg": res.cfg,
+                "kind_name": KIND_NAMES[res.cfg.strength_kind],
+            },
+        )
+    ]
+
+
+def event_sections(site: SiteData, key: str) -> list[Section]:
+    res: ConformanceResult = site.results["conformance"]
+    rows = [r for r in res.wcc if r["event_key"] == key]
+    if not rows:
+        return []
+    return [
+        Section(
+            "World-championship check",
+            "partials/conformance_event.html",
+            {"row": rows[0], "predictors": PREDICTORS, "names": PREDICTOR_NAMES},
+        )
+    ]
+
+
+FAMILY = Family(
+    name="conformance",
+    compute=compute,
+    pages=pages,
+    nav=(NavItem("Champions", "champions.html"),),
+    player_sections=player_sections,
+    event_sections=event_sections,
+    methodology="partials/conformance_methodology.html",
+)

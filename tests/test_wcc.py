@@ -1,0 +1,291 @@
+"""Title matches, the world-championship check and its pages, on hand-made games."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from site_builder.build import BuildStats, make_site
+from site_builder.config import ConformanceSection, settings_from_dict
+from site_builder.metrics import titlematches
+from site_builder.model import GameRecord, PgnDate
+from site_builder.render import champions_pages
+from site_builder.render.writer import render_pages
+from site_builder.sitedata import SiteData
+
+CFG = ConformanceSection()
+_ids = iter(range(10**6))
+
+
+def _game(
+    white: str,
+    black: str,
+    result: str,
+    year: int,
+    event: str,
+    source: str = "games/other.pgn",
+    plies: int = 60,
+    elos: tuple[int | None, int | None] = (None, None),
+) -> GameRecord:
+    return GameRecord(
+        game_id=f"{next(_ids):016x}",
+        source=source,
+        line=1,
+        white=white,
+        black=black,
+        result=result,
+        date=PgnDate(year),
+        event=event,
+        site="",
+        round="?",
+        white_elo=elos[0],
+        black_elo=elos[1],
+        eco=None,
+        moves=("e2e4",) * plies,
+    )
+
+
+def _matches(games: list[GameRecord]) -> titlematches.TitleEvents:
+    return titlematches.title_matches(
+        games,
+        "games",
+        CFG.title_folders,
+        CFG.title_events,
+        CFG.title_exclude,
+        CFG.forfeit_max_plies,
+    )
+
+
+def test_title_matches_by_folder_and_by_event_name() -> None:
+    folder = "games/world-championships/1894.pgn"
+    games = [
+        _game("Lasker", "Steinitz", "1-0", 1894, "New York m", folder),
+        _game("Steinitz", "Lasker", "1/2-1/2", 1894, "New York m", folder),
+        _game("Steinitz", "Lasker", "0-1", 1894, "New York m", folder),
+        _game("Carlsen", "Anand", "1-0", 2013, "WCh 2013"),
+        _game("Anand", "Carlsen", "1/2-1/2", 2013, "WCh 2013"),
+        # knock-out and team events are not title matches
+        _game("Kramnik", "Adams", "1-0", 1999, "FIDE-Wch k.o."),
+        _game("Kramnik", "Topalov", "1-0", 1999, "WchT"),
+        # a world-championship tournament: more than two players
+        _game("Botvinnik", "Smyslov", "1-0", 1948, "World Championship 18th"),
+        _game("Keres", "Euwe", "1-0", 1948, "World Championship 18th"),
+        _game("Tal", "Botvinnik", "1-0", 1960, "Moscow"),
+    ]
+    found = _matches(games)
+    assert [(m.year, m.player_a, m.player_b) for m in found.matches] == [
+        (1894, "Lasker", "Steinitz"),
+        (2013, "Carlsen", "Anand"),
+    ]
+    lasker = found.matches[0]
+    assert lasker.score_a == 2.5 and lasker.scored == 3 and lasker.share_a == pytest.approx(2.5 / 3)
+    assert found.not_matches == [
+        ("World Championship 18th", 1948, "4 players: a tournament or knock-out")
+    ]
+
+
+def test_forfeits_and_matches_over_two_years() -> None:
+    games = [
+        _game("Fischer", "Spassky", "0-1", 1972, "World Championship 28th", plies=1),
+        _game("Fischer", "Spassky", "1-0", 1972, "World Championship 28th"),
+        _game("Spassky", "Fischer", "1/2-1/2", 1972, "World Championship 28th"),
+        _game("Karpov", "Kasparov", "1/2-1/2", 1984, "World Championship 31th-KK1"),
+        _game("Kasparov", "Karpov", "1-0", 1985, "World Championship 31th-KK1"),
+        # the same name reused much later is another match
+        _game("Karpov", "Kasparov", "1-0", 1990, "World Championship 31th-KK1"),
+    ]
+    found = _matches(games)
+    fischer, kk1, later = found.matches
+    assert fischer.forfeits == 1 and fischer.scored == 2
+    assert (fischer.player_a, fischer.share_a) == ("Fischer", 0.75)
+    assert (kk1.year, kk1.last_year, kk1.player_a) == (1984, 1985, "Kasparov")
+    assert kk1.key == "World Championship 31th-KK1 1984"
+    assert later.year == 1990 and later.player_a == "Karpov"
+
+
+def test_elo_expectation_matches_the_seed() -> None:
+    # Fischer (2785) – Spassky (2660) 1972: the seed's ELOS 67%
+    assert titlematches.elo_expectation(2785, 2660) == pytest.approx(0.6725, abs=5e-4)
+    assert titlematches.elo_expectation(2700, 2700) == 0.5
+    assert titlematches.elo_expectation(3200, 2000) == titlematches.elo_expectation(2400, 2000)
+
+
+def test_seed_table5_mean_errors_are_as_reported() -> None:
+    rows = champions_pages.SEED_TABLE5
+    acs = np.mean([abs(r[3] - r[6]) for r in rows])
+    ms = np.mean([abs(r[5] - r[6]) for r in rows])
+    elo = [abs(r[7] - r[6]) for r in rows if r[7] is not None]
+    assert len(rows) == 17 and len(elo) == 11
+    assert round(acs) == 6  # the seed's 6%
+    assert ms == pytest.approx(3.6, abs=0.1)  # the seed's 3.6%
+    assert float(np.mean(elo)) == 5.0  # the seed's 5%
+
+
+# --- a hand-made site: two players with a year of games, then a title match ----------------
+
+
+def _moves_of(
+    game: GameRecord, err: dict[str, float], rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    rows = []
+    for ply in range(18, 78):
+        white = ply % 2 == 0
+        player, opponent = (game.white, game.black) if white else (game.black, game.white)
+        e_best = int(rng.normal(0, 60))
+        d = int(rng.exponential(err[player])) if rng.random() < 0.45 else 0
+        depth = [e_best + int(rng.normal(0, 20)) for _ in range(9)] + [e_best]
+        rows.append(
+            {
+                "game_id": game.game_id,
+                "ply": ply,
+                "move_number": ply // 2 + 1,
+                "white": white,
+                "player": player,
+                "opponent": opponent,
+                "player_elo": None,
+                "opponent_elo": None,
+                "year": game.date.year,
+                "months": game.date.months,
+                "time_class": "classical",
+                "position": "",
+                "played": "a2a3",
+                "best": "a2a3",
+                "e_best": e_best,
+                "e_played": e_best - d,
+                "delta": d,
+                "raw_delta": d,
+                "is_best": d == 0,
+                "forced": False,
+                "repetition": False,
+                "line_scores": [e_best],
+                "line_moves": ["a2a3"],
+                "depth_scores": depth,
+                "played_rank": 1,
+                "nodes": 1,
+            }
+        )
+    return rows
+
+
+def _site(tmp_path: Path) -> SiteData:
+    rng = np.random.default_rng(11)
+    err = {"Alpha": 10.0, "Beta": 40.0, "Gamma": 60.0, "Other": 50.0}
+    games: list[GameRecord] = []
+    for i in range(24):
+        for p in ("Alpha", "Beta"):
+            res = {"Alpha": "1-0", "Beta": ["0-1", "1/2-1/2", "1-0"][i % 3]}[p]
+            games.append(_game(p, "Other", res, 1999, "Open 1999"))
+    games += [
+        _game(
+            "Alpha",
+            "Beta",
+            "1-0",
+            2000,
+            "Match",
+            "games/world-championships/m.pgn",
+            elos=(2800, 2700),
+        ),
+        _game("Beta", "Alpha", "1/2-1/2", 2000, "Match", "games/world-championships/m.pgn"),
+        _game("Alpha", "Beta", "1-0", 2000, "Match", "games/world-championships/m.pgn"),
+        _game("Beta", "Alpha", "1/2-1/2", 2000, "Match", "games/world-championships/m.pgn"),
+        _game("Beta", "Alpha", "1-0", 2000, "Match", "games/world-championships/m.pgn", plies=1),
+        _game("Gamma", "Beta", "1-0", 2001, "WCh 2001"),
+        _game("Beta", "Gamma", "1/2-1/2", 2001, "WCh 2001"),
+    ]
+    rows = [r for g in games if g.plies > 1 for r in _moves_of(g, err, rng)]
+    settings = settings_from_dict({"conformance": {"min_moves": 100, "min_fit_games": 10}})
+    return make_site(
+        settings,
+        games,
+        [],
+        None,
+        {},
+        rows,
+        {g.game_id for g in games if g.plies > 1},
+        {},
+        BuildStats(),
+    )
+
+
+@pytest.fixture(scope="module")
+def hand_site(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
+    site = _site(tmp_path_factory.mktemp("wcc"))
+    site.results["conformance"] = champions_pages.FAMILY.compute(site)
+    return site
+
+
+def test_every_match_is_listed_with_each_predictor(hand_site: SiteData) -> None:
+    res: champions_pages.ConformanceResult = hand_site.results["conformance"]
+    first, second = res.wcc
+    assert (first["player_a"], first["player_b"], first["year"]) == ("Alpha", "Beta", 2000)
+    assert first["actual"] == 0.75 and first["games"] == 4 and first["forfeits"] == 1
+    assert first["data_year"] == 1999
+    for p in ("conformance", "gain", "markov"):
+        assert first[p] is not None and first[p] > 0.5, p  # Alpha errs less
+        assert first[f"{p}_error"] == pytest.approx(abs(first[p] - 0.75))
+    assert first["elo"] == pytest.approx(1 / (1 + 10 ** (-100 / 400)))
+    assert first["elo_note"] == "Elo tags 2800 – 2700"
+    assert first["markov_win"] + first["markov_draw"] + first["markov_loss"] == pytest.approx(1)
+    # Gamma has no games in 2000: every engine predictor says why
+    assert second["player_a"] == "Gamma" and second["markov"] is None
+    assert "no counted move of Gamma in 2000" in second["markov_note"]
+    assert second["elo_note"] == "n/a: no Elo tags"
+    mae = {m["key"]: m for m in res.mae}
+    for p in ("conformance", "gain", "markov", "elo"):
+        assert mae[p]["matches"] == 1
+        assert mae[p]["mae"] == pytest.approx(first[f"{p}_error"])
+    assert mae["markov"]["seed_mae"] == 0.036
+
+
+def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> None:
+    pages = champions_pages.FAMILY.pages(hand_site)
+    common = {
+        "site": hand_site.settings.site,
+        "settings": hand_site.settings,
+        "nav": [],
+        "version": "test",
+    }
+    out = render_pages(pages, tmp_path, common)
+    wcc = out["wcc.html"].decode()
+    assert "Alpha" in wcc and "Gamma" in wcc and "n/a: no Elo tags" in wcc
+    assert 'class="sortable"' in wcc and 'data-sort="num"' in wcc
+    for name in (
+        "wcc",
+        "wcc-mae",
+        "headtohead-pairs",
+        "headtohead-years",
+        "conformance-years",
+        "conformance-predictor",
+        "complexity",
+    ):
+        assert f"data/{name}.csv" in out and f"data/{name}.json" in out
+    pairs = json.loads(out["data/headtohead-pairs.json"])
+    years = {(p["player_a"], p["year_a"]) for p in pairs}
+    assert ("Alpha", 1999) in years and ("Beta", 2000) in years
+    assert len(pairs) == len(years) * (len(years) - 1)
+    # every chart has a title and axis titles
+    for path, data in out.items():
+        if not path.endswith(".html"):
+            continue
+        for blob in re.findall(rb'data-plot="[^"]+">(.*?)</script>', data):
+            fig = json.loads(blob)
+            assert fig["layout"]["title"]["text"]
+            assert fig["layout"]["xaxis"]["title"]["text"]
+            assert fig["layout"]["yaxis"]["title"]["text"]
+    again = render_pages(champions_pages.FAMILY.pages(hand_site), tmp_path / "again", common)
+    assert again == out  # byte-identical
+
+
+def test_event_and_player_blocks(hand_site: SiteData) -> None:
+    sections = champions_pages.event_sections(hand_site, "Match 2000")
+    assert len(sections) == 1 and sections[0].context["row"]["player_a"] == "Alpha"
+    assert champions_pages.event_sections(hand_site, "Open 1999") == []
+    block = champions_pages.player_sections(hand_site, "Alpha")[0]
+    assert block.context["matrix"]["data"][0]["colorscale"] == "Cividis"
+    assert [m["match"] for m in block.context["matches"]] == ["Alpha – Beta 2000"]
+    assert champions_pages.player_sections(hand_site, "Nobody") == []
