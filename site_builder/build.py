@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import chess
 from tqdm import tqdm
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
+from site_builder.incremental import BuildCache, digest
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.metrics.moves import move_row, move_table
@@ -77,7 +79,9 @@ def make_spec(settings: Settings, engine: str) -> AnalysisSpec:
     return AnalysisSpec(engine, a.depth, a.nodes, a.multipv, a.hash_mb, a.threads)
 
 
-def ingest(content_dir: Path, settings: Settings) -> IngestResult:
+def ingest(
+    content_dir: Path, settings: Settings, build_cache: BuildCache | None = None
+) -> IngestResult:
     aliases = AliasTable.load(content_dir / settings.content.aliases)
     games_dir = content_dir / settings.content.games
     if not games_dir.is_dir():
@@ -86,7 +90,10 @@ def ingest(content_dir: Path, settings: Settings) -> IngestResult:
                 Problem(settings.content.games, 0, "skipped", "(folder)", "games folder not found")
             ]
         )
-    return read_collection(games_dir, aliases, settings.time_control, relative_to=content_dir)
+    reader = build_cache.cached_reader(aliases, settings.time_control) if build_cache else None
+    return read_collection(
+        games_dir, aliases, settings.time_control, relative_to=content_dir, reader=reader
+    )
 
 
 def analysis_scope(
@@ -164,11 +171,20 @@ def run_analysis(
     stats: BuildStats,
     progress: bool,
     scheduler: str | None = None,
+    complete: set[str] | None = None,
 ) -> None:
-    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
-    tasks, hits = missing_tasks(wanted, spec, cache)
-    stats.positions = len({pos for pos, _ in wanted})
-    stats.cache_hits = hits
+    """Analyse every missing position. Games in ``complete`` are known to be fully cached."""
+    complete = complete or set()
+    needed = {p.position for plies in plies_by_game.values() for p in plies}
+    wanted = [
+        (p.position, p.played)
+        for gid, plies in plies_by_game.items()
+        if gid not in complete
+        for p in plies
+    ]
+    tasks, _hits = missing_tasks(wanted, spec, cache)
+    stats.positions = len(needed)
+    stats.cache_hits = len(needed) - len(tasks)
     if not tasks:
         return
     a = settings.analysis
@@ -182,7 +198,7 @@ def run_analysis(
     bar = tqdm(
         total=len(tasks), unit="pos", desc="Analysing", disable=not progress, dynamic_ncols=True
     )
-    bar.set_postfix(cached=hits, engines=pool.workers)
+    bar.set_postfix(cached=stats.cache_hits, engines=pool.workers)
 
     def on_chunk(results: dict[str, Any], done: int) -> None:
         cache.put_many(results)
@@ -205,11 +221,22 @@ def gather_moves(
     cache: EvalCache,
     mate_cp: int,
     not_analysed: dict[str, str],
+    build_cache: BuildCache | None = None,
 ) -> tuple[list[dict[str, Any]], set[str]]:
+    """Move rows of every fully analysed game; the others get a reason in ``not_analysed``."""
     rows: list[dict[str, Any]] = []
     done: set[str] = set()
     for game in games:
+        key = rows_key(game, spec, mate_cp, plies_by_game[game.game_id])
+        if build_cache is not None:
+            cached = build_cache.get(key)
+            if cached is not None:
+                rows.extend(cached)
+                done.add(game.game_id)
+                continue
         game_rows = []
+        board = chess.Board()
+        replayed = 0
         for ply in plies_by_game[game.game_id]:
             lines = cache.get(pv_key(spec, ply.position))
             if lines is None:
@@ -219,13 +246,63 @@ def gather_moves(
             if not in_lines and single is None:
                 lines = None
                 break
-            game_rows.append(move_row(game, ply, lines, single, mate_cp))
+            row = move_row(game, ply, lines, single, mate_cp)
+            while replayed < ply.ply:  # the board before this ply, for the best move's SAN
+                board.push(chess.Move.from_uci(game.moves[replayed]))
+                replayed += 1
+            row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
+            game_rows.append(row)
         else:
             rows.extend(game_rows)
             done.add(game.game_id)
+            if build_cache is not None:
+                build_cache.set(key, game_rows)
             continue
         not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
     return rows, done
+
+
+def rows_key(game: GameRecord, spec: AnalysisSpec, mate_cp: int, plies: list[Ply]) -> str:
+    """Build-cache key of a game's move rows: present only once the game is fully analysed."""
+    return f"rows|{game_fingerprint(game)}|{spec.key}|{mate_cp}|{len(plies)}"
+
+
+def game_fingerprint(game: GameRecord) -> str:
+    """Everything of a game that a move row or a ply depends on."""
+    return digest(
+        [
+            game.game_id,
+            game.white,
+            game.black,
+            game.white_elo,
+            game.black_elo,
+            str(game.date),
+            game.time_class,
+            game.moves,
+            game.sans,
+        ]
+    )
+
+
+def cached_plies(
+    games: list[GameRecord], keys_from: dict[str, int | None], build_cache: BuildCache | None
+) -> dict[str, list[Ply]]:
+    out = {}
+    for g in games:
+        start = keys_from[g.game_id]
+        key = f"plies|{game_fingerprint(g)}|{start}"
+        found = build_cache.get(key) if build_cache is not None else None
+        if found is None:
+            found = game_plies(g, start)
+            if build_cache is not None:
+                build_cache.set(key, found)
+        out[g.game_id] = found
+    return out
+
+
+def build_cache_dir(cache_dir: Path) -> Path:
+    """The build cache lives beside the evaluation cache."""
+    return cache_dir.with_name(cache_dir.name + "-build")
 
 
 class _Clock:
@@ -251,7 +328,35 @@ def prepare(
 ) -> SiteData | None:
     """Ingest and analyse; the site's inputs (None when ``analyse_only``)."""
     clock = _Clock(stats)
-    result = ingest(content_dir, settings)
+    cache_dir = cache_dir or default_cache_dir(content_dir)
+    with BuildCache(build_cache_dir(cache_dir)) as build_cache:
+        return _prepare(
+            content_dir,
+            settings,
+            stats,
+            cache_dir,
+            build_cache,
+            clock,
+            analyse_only,
+            progress,
+            echo,
+            scheduler,
+        )
+
+
+def _prepare(
+    content_dir: Path,
+    settings: Settings,
+    stats: BuildStats,
+    cache_dir: Path,
+    build_cache: BuildCache,
+    clock: _Clock,
+    analyse_only: bool,
+    progress: bool,
+    echo: Echo,
+    scheduler: str | None,
+) -> SiteData | None:
+    result = ingest(content_dir, settings, build_cache)
     games = sorted(result.games, key=lambda g: (g.date.sort_key, g.source, g.line))
     stats.games, stats.files = len(games), len(result.files)
     for p in result.problems:
@@ -263,30 +368,43 @@ def prepare(
     )
     chosen, not_analysed = analysis_scope(games, settings)
     a = settings.analysis
-    plies = {
-        g.game_id: game_plies(g, None if g.game_id in not_analysed else a.first_move) for g in games
-    }
+    keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
+    plies = cached_plies(games, keys_from, build_cache)
     to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
     stats.analysed_games = len(chosen)
+    games_by_id = {g.game_id: g for g in games}
     clock.lap("ingest")
 
     spec: AnalysisSpec | None = None
     rows: list[dict[str, Any]] = []
     analysed: set[str] = set()
-    cache_dir = cache_dir or default_cache_dir(content_dir)
     if chosen:
         if a.source == "pgn-eval":
             engine_path, spec = "", exchange.PGN_EVAL_SPEC
         else:
             engine_path = resolve_engine(a.engine)
-            spec = make_spec(settings, identify_engine(engine_path))
+            spec = make_spec(settings, build_cache.engine_name(engine_path, identify_engine))
         with EvalCache(cache_dir) as cache:
             stats.imported = import_shipped(content_dir, settings, cache, echo)
             if a.source == "pgn-eval":
                 count_cached(to_analyse, spec, cache, stats)
             else:
+                mate_cp = settings.quality.mate_cp
+                complete = {
+                    gid
+                    for gid, gp in to_analyse.items()
+                    if rows_key(games_by_id[gid], spec, mate_cp, gp) in build_cache
+                }
                 run_analysis(
-                    to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler
+                    to_analyse,
+                    spec,
+                    settings,
+                    cache,
+                    engine_path,
+                    stats,
+                    progress,
+                    scheduler,
+                    complete,
                 )
             echo(
                 f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
@@ -298,7 +416,13 @@ def prepare(
             if analyse_only:
                 return None
             rows, analysed = gather_moves(
-                chosen, to_analyse, spec, cache, settings.quality.mate_cp, not_analysed
+                chosen,
+                to_analyse,
+                spec,
+                cache,
+                settings.quality.mate_cp,
+                not_analysed,
+                build_cache,
             )
     elif analyse_only:
         echo("No games to analyse.")

@@ -77,6 +77,17 @@ class GameRecord:
     time_class: str = "classical"
     time_class_reason: str = ""
 
+    def __getstate__(self) -> dict[str, object]:
+        # mappingproxy does not pickle; the build cache stores records.
+        state = dict(self.__dict__)
+        state["tags"] = dict(self.tags)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+
     @property
     def plies(self) -> int:
         return len(self.moves)

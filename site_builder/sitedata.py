@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +39,22 @@ class SiteData:
     #: Build facts shown on the methodology and report pages.
     facts: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
         return {g.game_id: g for g in self.games}
+
+    @functools.cached_property
+    def _rows_by_game(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        if self.moves.empty:
+            return out
+        for row in self.moves.to_dict("records"):
+            out.setdefault(str(row["game_id"]), []).append(row)  # type: ignore[arg-type]
+        return out
+
+    def move_rows_of(self, game_id: str) -> list[dict[str, Any]]:
+        """The move-table rows of one game as dicts, in ply order (grouped once)."""
+        return self._rows_by_game.get(game_id, [])
 
     def player_path(self, name: str) -> str:
         return f"players/{self.player_slugs[name]}.html"

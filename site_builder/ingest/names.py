@@ -56,3 +56,7 @@ class AliasTable:
 
     def __len__(self) -> int:
         return len(self._map)
+
+    def fingerprint(self) -> list[tuple[str, str]]:
+        """The whole table, sorted: what a cached parse depends on."""
+        return sorted(self._map.items())

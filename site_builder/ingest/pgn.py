@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -51,6 +51,11 @@ class _CollectingBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
         if token is not None and _looks_canonical(token):
             self.variation_stack[-1]._san_token = token.rstrip("+#")  # type: ignore[attr-defined]
         self._last_token = None
+
+
+Reader = Callable[
+    [Path, str, AliasTable, TimeControlSection], tuple[list[GameRecord], list[Problem]]
+]
 
 
 @dataclass
@@ -293,15 +298,20 @@ def read_collection(
     aliases: AliasTable,
     tc_rules: TimeControlSection,
     relative_to: Path | None = None,
+    reader: Reader | None = None,
 ) -> IngestResult:
-    """Every ``*.pgn`` under ``games_dir`` (sorted), deduplicated by game hash."""
+    """Every ``*.pgn`` under ``games_dir`` (sorted), deduplicated by game hash.
+
+    ``reader`` replaces :func:`read_file` (the build passes a cached one).
+    """
+    reader = reader or read_file
     result = IngestResult()
     base = relative_to or games_dir
     first_seen: dict[str, GameRecord] = {}
     paths = sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
     for path in paths:
         source = path.relative_to(base).as_posix()
-        games, problems = read_file(path, source, aliases, tc_rules)
+        games, problems = reader(path, source, aliases, tc_rules)
         result.problems.extend(problems)
         accepted = 0
         for game in games:

@@ -42,6 +42,7 @@ COLUMNS = [
     "depth_scores",
     "played_rank",
     "nodes",
+    "best_san",
 ]
 
 

@@ -6,13 +6,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import chess
-
-from site_builder.analysis.spec import board_from_key
 from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 
@@ -99,11 +95,7 @@ def player_page(
 
 def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     plies = site.plies[game.game_id]
-    moves = site.moves
-    analysed: dict[int, dict[str, Any]] = {}
-    if game.game_id in site.analysed and not moves.empty:
-        for r in records(moves[moves["game_id"] == game.game_id]):
-            analysed[int(r["ply"])] = r
+    analysed = {int(r["ply"]): r for r in site.move_rows_of(game.game_id)}
     rows = []
     xs, ys, hover = [], [], []
     for p in plies:
@@ -115,9 +107,7 @@ def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], 
         }
         a = analysed.get(p.ply)
         if a is not None:
-            best_san = (
-                board_from_key(p.position).san(chess.Move.from_uci(a["best"])) if a["best"] else "?"
-            )
+            best_san = a["best_san"]
             row.update(
                 best=best_san,
                 e_best=a["e_best"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -23,6 +23,16 @@ class QualityResult:
     fit: quality.EloFit | None  # quality vs Elo on the historical list
     negative_deltas: int
 
+    _by_game: dict[str, list[dict[str, Any]]] | None = field(default=None, init=False, repr=False)
+
+    def rows_by_game(self) -> dict[str, list[dict[str, Any]]]:
+        """Per-game rows, grouped once for the game pages."""
+        if self._by_game is None:
+            grouped: dict[str, list[dict[str, Any]]] = {}
+            for row in records(self.games):
+                grouped.setdefault(str(row["game_id"]), []).append(row)
+            self._by_game = grouped
+        return self._by_game
 
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
@@ -181,7 +191,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: QualityResult = site.results["quality"]
-    rows = records(res.games[res.games["game_id"] == game.game_id])
+    rows = res.rows_by_game().get(game.game_id, [])
     if not rows:
         return []
     return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": rows})]
