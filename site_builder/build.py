@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fnmatch
 import shutil
 import time
@@ -27,13 +28,14 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
-from site_builder.incremental import BuildCache, digest
+from site_builder.incremental import BuildCache, code_digest, digest, explain_changes
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.render.output import WriteStats, asset_files, templates_digest, write_site
 from site_builder.render.slugs import unique_slugs
-from site_builder.render.writer import copy_assets, recover_output, render_pages, swap_into_place
+from site_builder.render.writer import recover_output, swap_into_place
 from site_builder.sitedata import Family, SiteData, event_key
 
 Echo = Callable[[str], None]
@@ -54,6 +56,9 @@ class BuildStats:
     imported: int = 0
     pages: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Why this build differs from the last one (``--explain``).
+    explanation: list[str] = field(default_factory=list)
+    written: WriteStats | None = None
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -325,17 +330,31 @@ def prepare(
     progress: bool = True,
     echo: Echo = print,
     scheduler: str | None = None,
+    build_cache: BuildCache | None = None,
 ) -> SiteData | None:
     """Ingest and analyse; the site's inputs (None when ``analyse_only``)."""
     clock = _Clock(stats)
     cache_dir = cache_dir or default_cache_dir(content_dir)
-    with BuildCache(build_cache_dir(cache_dir)) as build_cache:
+    if build_cache is not None:
         return _prepare(
             content_dir,
             settings,
             stats,
             cache_dir,
             build_cache,
+            clock,
+            analyse_only,
+            progress,
+            echo,
+            scheduler,
+        )
+    with BuildCache(build_cache_dir(cache_dir)) as own_cache:
+        return _prepare(
+            content_dir,
+            settings,
+            stats,
+            cache_dir,
+            own_cache,
             clock,
             analyse_only,
             progress,
@@ -474,8 +493,23 @@ def compute_metrics(site: SiteData, families: list[Family]) -> None:
         site.results[fam.name] = fam.compute(site)
 
 
-def render_site(site: SiteData, families: list[Family], output_dir: Path) -> int:
-    """Write every page into a staging folder and swap it into place. Returns page count."""
+@dataclass
+class RenderResult:
+    pages: int
+    written: WriteStats
+
+
+def render_site(
+    site: SiteData,
+    families: list[Family],
+    output_dir: Path,
+    old_digests: dict[str, str] | None = None,
+) -> tuple[RenderResult, dict[str, str]]:
+    """Write the site into a staging folder and swap it into place.
+
+    Pages whose inputs match ``old_digests`` (from the last build) are linked, not rendered.
+    Returns the result and the new page digests.
+    """
     pages = [p for fam in families for p in fam.pages(site)]
     staging = output_dir.with_name(output_dir.name + ".staging")
     if staging.exists():
@@ -488,10 +522,46 @@ def render_site(site: SiteData, families: list[Family], output_dir: Path) -> int
         "nav": nav,
         "version": __version__,
     }
-    render_pages(pages, staging, common)
-    copy_assets(staging)
+    shared = digest([templates_digest(), code_digest(), repr(common)])
+    written, digests = write_site(
+        pages, asset_files(), staging, common, output_dir, old_digests or {}, shared
+    )
     swap_into_place(staging, output_dir)
-    return len(pages)
+    return RenderResult(len(pages), written), digests
+
+
+def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
+    """What this build was made from: compared with the last build's to skip work."""
+    by_source: dict[str, list[str]] = {}
+    players: dict[str, dict[str, Any]] = {}
+    for g in site.games:
+        by_source.setdefault(g.source, []).append(g.game_id)
+        for name in (g.white, g.black):
+            p = players.setdefault(name, {"games": [], "sources": {}, "fingerprints": []})
+            p["games"].append(g.game_id)
+            p["sources"][g.game_id] = g.source
+            p["fingerprints"].append(
+                game_fingerprint(g) + ("+" if g.game_id in site.analysed else "")
+            )
+    for p in players.values():
+        p["digest"] = digest(sorted(p.pop("fingerprints")))
+        p["games"] = sorted(p["games"])
+    files = {
+        src: {"sha": file_shas.get(src, ""), "games": sorted(ids)} for src, ids in by_source.items()
+    }
+    sections = [f.name for f in dataclasses.fields(site.settings)]
+    new = {
+        "code": code_digest(),
+        "templates": templates_digest(),
+        "spec": site.spec.key if site.spec else None,
+        "settings": {s: site.settings.digest(s) for s in sections},
+        "files": files,
+        "players": players,
+        "analysed": digest(sorted(site.analysed)),
+        "problems": digest([dataclasses.astuple(p) for p in site.problems]),
+    }
+    new["inputs"] = digest({k: v for k, v in new.items()})
+    return new
 
 
 def build(
@@ -505,27 +575,45 @@ def build(
     echo: Echo = print,
     scheduler: str | None = None,
 ) -> BuildStats:
+    """The whole build. Skips metrics and pages when nothing changed since the last one."""
     stats = BuildStats()
     recover_output(output_dir)
-    site = prepare(
-        content_dir,
-        settings,
-        stats,
-        cache_dir=cache_dir,
-        analyse_only=analyse_only,
-        progress=progress,
-        echo=echo,
-        scheduler=scheduler,
+    cache_dir = cache_dir or default_cache_dir(content_dir)
+    with BuildCache(build_cache_dir(cache_dir)) as build_cache:
+        site = prepare(
+            content_dir,
+            settings,
+            stats,
+            cache_dir=cache_dir,
+            analyse_only=analyse_only,
+            progress=progress,
+            echo=echo,
+            scheduler=scheduler,
+            build_cache=build_cache,
+        )
+        if site is None:
+            return stats
+        clock = _Clock(stats)
+        manifest_key = f"manifest|{output_dir.resolve()}"
+        old = build_cache.get(manifest_key) or {}
+        new = manifest_of(site, build_cache.file_shas)
+        stats.explanation = explain_changes(old, new)
+        if old.get("inputs") == new["inputs"] and (output_dir / "index.html").is_file():
+            echo(f"Nothing changed since the last build: {output_dir} is up to date.")
+            return stats
+        families = all_families()
+        compute_metrics(site, families)
+        clock.lap("metrics")
+        result, digests = render_site(site, families, output_dir, old.get("pages"))
+        build_cache.set(manifest_key, {**new, "pages": digests})
+        clock.lap("render")
+    stats.pages = result.pages
+    stats.written = result.written
+    w = result.written
+    echo(
+        f"Wrote {output_dir}: {result.pages} pages, {w.rendered} rendered, "
+        f"{len(w.changed)} files changed, {w.unchanged} unchanged, {len(w.removed)} removed."
     )
-    if site is None:
-        return stats
-    clock = _Clock(stats)
-    families = all_families()
-    compute_metrics(site, families)
-    clock.lap("metrics")
-    stats.pages = render_site(site, families, output_dir)
-    clock.lap("render")
-    echo(f"Wrote {stats.pages} pages to {output_dir}.")
     return stats
 
 

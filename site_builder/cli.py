@@ -85,6 +85,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where the site is written (default: ./output)",
     )
+    b.add_argument(
+        "--explain",
+        action="store_true",
+        help="print what is rebuilt and why (new games per player, changed settings, "
+        "templates, pages written)",
+    )
     _analysis_options(b)
 
     a = sub.add_parser(

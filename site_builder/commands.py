@@ -31,6 +31,20 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
         scheduler=args.scheduler,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
+    if args.explain:
+        print("Why:")
+        for line in stats.explanation:
+            print(f"  {line}")
+        if stats.written is not None:
+            w = stats.written
+            print(
+                f"  pages: {w.rendered} rendered, {w.reused} reused unchanged inputs, "
+                f"{len(w.changed)} files written, {len(w.removed)} removed"
+            )
+            for path in w.changed[:50]:
+                print(f"    written: {path}")
+            for path in w.removed[:50]:
+                print(f"    removed: {path}")
     _print_timing(stats)
     return 0
 

@@ -39,6 +39,8 @@ class BuildCache:
         self._cache = diskcache.Cache(str(directory), eviction_policy="none", size_limit=2**62)
         self.hits = 0
         self.misses = 0
+        #: source → content hash of every file read in this build
+        self.file_shas: dict[str, str] = {}
 
     def close(self) -> None:
         self._cache.close()
@@ -91,7 +93,9 @@ class BuildCache:
         def read(
             path: Path, source: str, aliases: AliasTable, tc_rules: TimeControlSection
         ) -> tuple[list[GameRecord], list[Problem]]:
-            key = f"file|{source}|{self.file_hash(path)}|{context}"
+            sha = self.file_hash(path)
+            self.file_shas[source] = sha
+            key = f"file|{source}|{sha}|{context}"
             found = self.get(key)
             if found is not None:
                 return found  # type: ignore[no-any-return]
@@ -100,3 +104,68 @@ class BuildCache:
             return result
 
         return read
+
+
+def code_digest() -> str:
+    """Digest of the package's own Python sources: new code can change any number."""
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha1()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def explain_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Why this build differs from the last one, one line per reason (for --explain)."""
+    if not old:
+        return ["no previous build recorded for this output folder: everything is built"]
+    lines: list[str] = []
+    if old.get("code") != new["code"]:
+        lines.append("site-builder's code changed: every metric and page is recomputed")
+    if old.get("templates") != new["templates"]:
+        lines.append("templates changed: pages are re-rendered")
+    if old.get("spec") != new["spec"]:
+        lines.append(f"analysis settings changed: {old.get('spec')} → {new['spec']}")
+    for section, value in sorted(new["settings"].items()):
+        if old.get("settings", {}).get(section) != value:
+            lines.append(f"settings [{section}] changed: the metrics that use it are recomputed")
+    old_files: dict[str, Any] = old.get("files", {})
+    new_files: dict[str, Any] = new["files"]
+    for source in sorted(set(old_files) | set(new_files)):
+        f_old: dict[str, Any] | None = old_files.get(source)
+        f_new: dict[str, Any] | None = new_files.get(source)
+        if f_old == f_new:
+            continue
+        if f_old is None and f_new is not None:
+            lines.append(f"new file {source}: {len(f_new['games'])} games")
+        elif f_new is None and f_old is not None:
+            lines.append(f"removed file {source}: {len(f_old['games'])} games gone")
+        elif f_old is not None and f_new is not None:
+            n_added = len(set(f_new["games"]) - set(f_old["games"]))
+            n_gone = len(set(f_old["games"]) - set(f_new["games"]))
+            lines.append(f"changed file {source}: {n_added} games added, {n_gone} removed")
+    old_players: dict[str, Any] = old.get("players", {})
+    new_players: dict[str, Any] = new["players"]
+    for name in sorted(set(old_players) | set(new_players)):
+        before: dict[str, Any] | None = old_players.get(name)
+        after: dict[str, Any] | None = new_players.get(name)
+        if before == after:
+            continue
+        if before is None and after is not None:
+            lines.append(f"player {name}: new, {len(after['games'])} games")
+        elif after is None:
+            lines.append(f"player {name}: no games left; their page is removed")
+        elif before is not None:
+            added = sorted(set(after["games"]) - set(before["games"]))
+            where = sorted({after["sources"][g] for g in added if g in after["sources"]})
+            if added:
+                lines.append(f"player {name}: {len(added)} new games in {', '.join(where)}")
+            gone = len(set(before["games"]) - set(after["games"]))
+            if gone:
+                lines.append(f"player {name}: {gone} games removed")
+            if not added and not gone:
+                lines.append(f"player {name}: games changed (tags or analysis)")
+    if old.get("analysed") != new["analysed"]:
+        lines.append("new engine analysis completed games: their metrics are recomputed")
+    return lines or ["nothing changed"]

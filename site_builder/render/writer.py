@@ -78,7 +78,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def _root_for(path: str) -> str:
+def root_for(path: str) -> str:
     depth = path.count("/")
     return "../" * depth
 
@@ -95,7 +95,7 @@ def render_pages(pages: Sequence[Page], staging: Path, common: dict[str, Any]) -
             context = {
                 **common,
                 **page.context,
-                "root": _root_for(page.path),
+                "root": root_for(page.path),
                 "page_path": page.path,
             }
             data = template.render(context).encode("utf-8")

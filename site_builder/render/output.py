@@ -1,0 +1,140 @@
+"""Writing the site: only pages whose inputs changed are rendered, only changed bytes written.
+
+Every page gets a digest of its inputs (template sources, shared context and its own context).
+A page whose digest matches the last build's is hard-linked from the previous output into the
+staging folder instead of being rendered; a rendered page whose bytes equal the old file's is
+linked too. The staging folder is then swapped into place, so a killed build leaves the
+previous site intact, and unchanged files keep their inode and modification time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from site_builder.render.writer import Page, environment, root_for, templates_dir
+
+
+@dataclass
+class WriteStats:
+    rendered: int = 0  # pages whose template ran
+    reused: int = 0  # pages whose inputs were unchanged: linked without rendering
+    changed: list[str] = field(default_factory=list)  # files whose bytes are new or different
+    unchanged: int = 0  # files identical to the previous build's
+    removed: list[str] = field(default_factory=list)  # files of the previous build now gone
+
+
+def tree_digest(folder: Path, pattern: str = "*") -> str:
+    """sha1 over the relative paths and bytes of every file under ``folder``."""
+    h = hashlib.sha1()
+    for path in sorted(p for p in folder.rglob(pattern) if p.is_file()):
+        h.update(path.relative_to(folder).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def templates_digest() -> str:
+    return tree_digest(templates_dir())
+
+
+def _page_digest(page: Page, shared: str) -> str | None:
+    """Digest of everything a page is made from; None when the context cannot be pickled."""
+    try:
+        blob = pickle.dumps((page.template, page.context), protocol=5)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return hashlib.sha1(shared.encode() + blob).hexdigest()
+
+
+def _place(target: Path, data: bytes | None, old: Path | None) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if data is None or old is not None:
+        assert old is not None
+        try:
+            os.link(old, target)
+        except OSError:  # another file system: copy
+            shutil.copy2(old, target)
+        return
+    target.write_bytes(data)
+
+
+def write_site(
+    pages: Sequence[Page],
+    assets: dict[str, bytes],
+    staging: Path,
+    common: dict[str, Any],
+    previous: Path,
+    old_digests: dict[str, str],
+    shared_digest: str,
+) -> tuple[WriteStats, dict[str, str]]:
+    """Write ``pages`` and ``assets`` into ``staging``. Returns (stats, new page digests)."""
+    env = environment()
+    stats = WriteStats()
+    digests: dict[str, str] = {}
+    written: set[str] = set()
+    for page in sorted(pages, key=lambda p: p.path):
+        old = previous / page.path
+        old_exists = old.is_file()
+        digest = _page_digest(page, shared_digest)
+        if digest is not None:
+            digests[page.path] = digest
+        if digest is not None and old_exists and old_digests.get(page.path) == digest:
+            _place(staging / page.path, None, old)
+            stats.reused += 1
+            stats.unchanged += 1
+            written.add(page.path)
+            continue
+        if not page.template:
+            data = page.context["bytes"]
+        else:
+            context = {
+                **common,
+                **page.context,
+                "root": root_for(page.path),
+                "page_path": page.path,
+            }
+            data = env.get_template(page.template).render(context).encode("utf-8")
+            stats.rendered += 1
+        same = old_exists and old.stat().st_size == len(data) and old.read_bytes() == data
+        _place(staging / page.path, data, old if same else None)
+        if same:
+            stats.unchanged += 1
+        else:
+            stats.changed.append(page.path)
+        written.add(page.path)
+    for path, data in sorted(assets.items()):
+        old = previous / path
+        same = old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data
+        _place(staging / path, data, old if same else None)
+        if not same:
+            stats.changed.append(path)
+        written.add(path)
+    if previous.is_dir():
+        stats.removed = sorted(
+            p.relative_to(previous).as_posix()
+            for p in previous.rglob("*")
+            if p.is_file() and p.relative_to(previous).as_posix() not in written
+        )
+    return stats, digests
+
+
+def asset_files() -> dict[str, bytes]:
+    """Every local script and style: the site makes no request off the machine."""
+    import plotly
+
+    out = {
+        "assets/plotly.min.js": (
+            Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+        ).read_bytes()
+    }
+    for item in sorted((templates_dir() / "static").iterdir()):
+        if item.is_file():
+            out[f"assets/{item.name}"] = item.read_bytes()
+    return out
