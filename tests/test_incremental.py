@@ -63,7 +63,7 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
     assert second.analysed == 0  # the shipped analysis covers these games
     assert any(line.startswith("new file games/more.pgn: 3 games") for line in second.explanation)
     assert any(
-        "player Steinitz, William: 3 new games in games/more.pgn" == line
+        line == "player Steinitz, William: 3 new games in games/more.pgn"
         for line in second.explanation
     )
     w = second.written
