@@ -169,6 +169,12 @@ class ResultsSection:
     opening_classes: tuple[str, ...] = ("classical", "rapid", "blitz")
     #: Players drawn on the rating-history chart.
     chart_players: int = 8
+    #: Lists side by side: also every player with this many classical games in the current
+    #: window (beside the players of the current lists).
+    lists_min_games: int = 10
+    #: A player who returns after this many months without a game of the class restarts at
+    #: their Elo tag (0 = never; METHODS: the tag at first appearance only).
+    reseed_months: int = 0
 
 
 @dataclass(frozen=True)
@@ -380,6 +386,8 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("results", "endgame_check_move"): (1, 1000),
     ("results", "endgame_max_balance"): (0, 39),
     ("results", "chart_players"): (0, 100),
+    ("results", "lists_min_games"): (1, 100000),
+    ("results", "reseed_months"): (0, 12000),
 }
 
 _CLASSES = {"classical", "rapid", "blitz"}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from site_builder.render import champions_pages, quality_pages
+from site_builder.render import champions_pages, quality_pages, results_pages
 from site_builder.render.core_pages import make_core_family
 from site_builder.sitedata import Family
 
 METRIC_FAMILIES: list[Family] = [
     quality_pages.FAMILY,
+    results_pages.FAMILY,
     champions_pages.FAMILY,
 ]
 

@@ -1,0 +1,1071 @@
+"""Results statistics family (METHODS.md §2): improved Elo, rapid and blitz ratings, the
+Fighter Rating, playing style, opening statistics and the rating lists side by side."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pandas as pd
+
+from site_builder.errors import ConfigError
+from site_builder.ingest.eco import lichess_table
+from site_builder.ingest.timecontrol import is_default
+from site_builder.metrics import elo, results, style
+from site_builder.model import GameRecord
+from site_builder.render import charts
+from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.writer import Page
+from site_builder.sitedata import Family, NavItem, Section, SiteData
+
+_CLASSES = ("classical", "rapid", "blitz")
+
+
+@dataclass
+class ResultsData:
+    """What :func:`compute` leaves in ``site.results["results"]``."""
+
+    #: Elo runs: one row per (game, player), ``time_class`` says which run.
+    updates: pd.DataFrame
+    year_end: dict[str, pd.DataFrame]
+    #: One row per (finished game, player): see metrics.results.ROW_COLUMNS.
+    rows: pd.DataFrame
+    eco: pd.DataFrame
+    eco_names: dict[str, str]
+    #: game_id → (eco, "tag" | "moves") for games with an ECO.
+    eco_source: dict[str, tuple[str, str]]
+    scopes: dict[str, results.Scope]
+    #: scope key → every player with a game in the scope (see evaluate_scope).
+    lists: dict[str, pd.DataFrame]
+    classical_years: list[int]
+    rapid_years: list[int]
+    #: Ratings at the as-of date, per class.
+    now: dict[str, dict[str, float]]
+    unrated: dict[str, int] = field(default_factory=dict)
+    _index: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def by(self, what: str, column: str, value: str) -> list[dict[str, Any]]:
+        """Records of ``rows`` or ``updates`` whose ``column`` is ``value`` (indexed once)."""
+        name = f"{what}:{column}"
+        if name not in self._index:
+            frame: pd.DataFrame = getattr(self, what)
+            groups: dict[str, list[dict[str, Any]]] = {}
+            for r in records(frame):
+                groups.setdefault(str(r[column]), []).append(r)
+            self._index[name] = groups
+        found: list[dict[str, Any]] = self._index[name].get(value, [])
+        return found
+
+    def games(self, site: SiteData) -> dict[str, GameRecord]:
+        if "games" not in self._index:
+            self._index["games"] = site.games_by_id
+        found: dict[str, GameRecord] = self._index["games"]
+        return found
+
+    def statuses(self) -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
+        """player → [(scope key, row, rank or None)] over every list (indexed once)."""
+        if "statuses" not in self._index:
+            out: dict[str, list[tuple[str, dict[str, Any], int | None]]] = {}
+            for key, frame in self.lists.items():
+                order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
+                ranks = {p: i for i, p in enumerate(order["player"], start=1)}
+                for row in records(frame):
+                    out.setdefault(row["player"], []).append((key, row, ranks.get(row["player"])))
+            self._index["statuses"] = out
+        result: dict[str, list[tuple[str, dict[str, Any], int | None]]] = self._index["statuses"]
+        return result
+
+
+def _check(site: SiteData) -> None:
+    cfg = site.settings.results
+    if cfg.gm_min > cfg.gm_max:
+        raise ConfigError(f"[results] gm_min = {cfg.gm_min} exceeds gm_max = {cfg.gm_max}")
+    bad = sorted(set(cfg.opening_classes) - set(_CLASSES))
+    if bad:
+        raise ConfigError(f"[results] opening_classes: unknown class {bad[0]!r}")
+
+
+def _ecos(games: list[GameRecord]) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    missing = [g for g in games if g.eco is None]
+    table = lichess_table() if missing else None
+    for g in games:
+        if g.eco is not None:
+            out[g.game_id] = (g.eco, "tag")
+        elif table is not None:
+            found = table.classify(g.moves)
+            if found is not None:
+                out[g.game_id] = (found.eco, "moves")
+    return out
+
+
+def compute(site: SiteData) -> ResultsData:
+    _check(site)
+    cfg = site.settings.results
+    games = site.games
+    as_of = site.as_of_months
+    improved_k = partial(
+        elo.improved_k, numerator=cfg.k_numerator, gm_min=cfg.gm_min, gm_max=cfg.gm_max
+    )
+    k_rules: dict[str, tuple[Callable[[int], float], int]] = {
+        "classical": (improved_k, 0),
+        "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
+        "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
+    }
+    runs = {
+        cls: elo.sequential_elo(
+            elo.rated_games(games, cls, since),
+            k_of_gm,
+            cfg.start_elo,
+            cfg.expected_cap,
+            cfg.gm_months,
+            cfg.reseed_months,
+        )
+        for cls, (k_of_gm, since) in k_rules.items()
+    }
+    updates = (
+        pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
+        if any(len(r) for r in runs.values())
+        else runs["classical"].assign(time_class="")
+    )
+    year_end = {c: elo.year_end_ratings(r) for c, r in runs.items()}
+    now = {c: elo.rating_at(r, as_of) for c, r in runs.items()}
+
+    eco_source = _ecos(games)
+    ecos = {gid: e for gid, (e, _) in eco_source.items()}
+    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
+    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
+    facts = {
+        g.game_id: results.GameFacts(style.material_trace(g.moves), ecos.get(g.game_id))
+        for g in games
+    }
+    rows = results.player_games(games, facts, updates, draw_pct, cfg)
+    recs = results.row_records(rows)
+
+    def years_of(cls: str) -> list[int]:
+        sel = rows[(rows["time_class"] == cls) & rows["months"].notna()]
+        return sorted({int(y) for y in sel["year"].dropna()}, reverse=True)
+
+    classical_years, rapid_years = years_of("classical"), years_of("rapid")
+    scopes = results.standard_scopes(cfg, as_of, classical_years)
+    scopes.update(results.fast_scopes(cfg, "rapid", as_of, rapid_years))
+    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
+    lists: dict[str, pd.DataFrame] = {}
+    ye = year_end["classical"]
+    for key, scope in scopes.items():
+        notes: dict[str, str] = {}
+        if key in ("current", "fighter"):
+            ratings = now["classical"]
+        elif key == "historic":
+            ratings, notes = results.peak_ratings(ye, cfg.historic_since, None)
+        elif key == "early":
+            ratings, notes = results.peak_ratings(ye, None, cfg.historic_since - 1)
+        elif key.startswith("year-"):
+            ratings = results.year_ratings(ye, int(key[5:]))
+        elif key in ("rapid", "blitz"):
+            ratings = now[key]
+        else:  # rapid-YYYY
+            ratings = results.year_ratings(year_end["rapid"], int(key.split("-")[1]))
+        lists[key] = results.evaluate_scope(recs, scope, ratings, notes)
+
+    defaults = [g for g in games if is_default(g.time_class_reason)]
+    per_file = Counter(g.source for g in defaults)
+    site.facts["time_class_default"] = {
+        "total": len(defaults),
+        "files": sorted(per_file.items()),
+        "games": [(g.label(), site.game_path(g.game_id)) for g in defaults],
+    }
+    unrated = {
+        "undated": sum(1 for g in games if g.date.year is None and g.score_white is not None),
+        "unfinished": sum(1 for g in games if g.score_white is None),
+        "rapid_before": sum(
+            1
+            for g in games
+            if g.time_class == "rapid" and g.date.year is not None and g.date.year < cfg.rapid_since
+        ),
+        "blitz_before": sum(
+            1
+            for g in games
+            if g.time_class == "blitz" and g.date.year is not None and g.date.year < cfg.blitz_since
+        ),
+        "eco_moves": sum(1 for _, s in eco_source.values() if s == "moves"),
+        "eco_none": len(games) - len(eco_source),
+    }
+    return ResultsData(
+        updates=updates,
+        year_end=year_end,
+        rows=rows,
+        eco=eco_stats,
+        eco_names=lichess_table().names,
+        eco_source=eco_source,
+        scopes=scopes,
+        lists=lists,
+        classical_years=classical_years,
+        rapid_years=rapid_years,
+        now=now,
+        unrated=unrated,
+    )
+
+
+# --- tables -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Col:
+    """A table column: row key, header, cell format and the legend line."""
+
+    key: str
+    label: str
+    #: "text", "player", "int", "rating", "num1", "pct"
+    kind: str
+    legend: str
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind not in ("text", "player")
+
+
+RANK = Col("rank", "Rank", "int", "position in the list")
+PLAYER = Col("player", "Player", "player", "player (link to their page)")
+_C = {
+    "rating": Col("rating", "Rating", "rating", "the list's rating (see the heading)"),
+    "games": Col("games", "Games", "int", "games counted (class, period and opponent threshold)"),
+    "all_games": Col(
+        "all_games", "All games", "int", "all the player's games of the class in the period"
+    ),
+    "score_pct": Col("score_pct", "Score %", "num1", "points per counted game, in %"),
+    "performance": Col(
+        "performance", "Perf.", "rating", "FIDE performance: mean opponent Elo tag + dp(score)"
+    ),
+    "mean_opponent_elo": Col(
+        "mean_opponent_elo", "Opp. Elo", "rating", "mean Elo tag of the opponents"
+    ),
+    "draws": Col("draws", "Draws", "int", "drawn games among the counted games"),
+    "short_draws": Col(
+        "short_draws", "Short draws", "int", "draws whose Short Draw Factor is above 0"
+    ),
+    "sdf": Col(
+        "sdf", "SDF", "num1", "Short Draw Factor: sum of the draws' positive factors / games"
+    ),
+    "sacrifice_wins": Col(
+        "sacrifice_wins",
+        "Sac. wins",
+        "int",
+        "games won after being down material for 6+ half-moves",
+    ),
+    "sacrifice_pct": Col("sacrifice_pct", "Sacrifice %", "num1", "sacrifice wins / games, in %"),
+    "opening_draw_factor": Col(
+        "opening_draw_factor",
+        "Opening draw %",
+        "num1",
+        "mean draw % of the ECO codes of the player's games",
+    ),
+    "endgame_games": Col(
+        "endgame_games",
+        "Endgames",
+        "int",
+        "games of 50+ moves with material within a pawn at move 40",
+    ),
+    "endgame_points": Col("endgame_points", "Endgame pts", "num1", "points in those games"),
+    "endgame_performance": Col(
+        "endgame_performance", "Endgame perf.", "rating", "FIDE performance in those games"
+    ),
+    "rating_note": Col("rating_note", "Rating when", "text", "when the rating was reached"),
+    "last_year": Col("last_year", "Last year", "int", "the player's last year in the period"),
+}
+
+
+def _cols(*keys: str, rank: bool = True) -> list[Col]:
+    return ([RANK] if rank else []) + [PLAYER] + [_C[k] for k in keys]
+
+
+ELO_COLS = _cols("rating", "games", "all_games", "score_pct", "mean_opponent_elo", "performance")
+HISTORIC_COLS = _cols("rating", "rating_note", "games", "all_games", "score_pct", "performance")
+FIGHTER_COLS = _cols("rating", "games", "draws", "short_draws", "sdf")
+STYLE_COLS = _cols(
+    "rating",
+    "games",
+    "sacrifice_wins",
+    "sacrifice_pct",
+    "opening_draw_factor",
+    "endgame_games",
+    "endgame_points",
+    "endgame_performance",
+)
+
+
+def _rows(site: SiteData, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for rank, row in enumerate(records(frame), start=1):
+        out.append({**row, "rank": rank, "href": site.player_path(row["player"])})
+    return out
+
+
+def _unlisted(site: SiteData, frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {**r, "href": site.player_path(r["player"])}
+        for r in records(frame[frame["status"] != ""].sort_values("player", kind="stable"))
+    ]
+
+
+@dataclass
+class Table:
+    """One list on a page: rows, columns, downloads and the unlisted players."""
+
+    id: str
+    caption: str
+    rows: list[dict[str, Any]]
+    cols: list[Col]
+    unlisted: list[dict[str, Any]]
+    na: str
+    csv: str = ""
+    json: str = ""
+
+
+def _table(
+    site: SiteData,
+    key: str,
+    frame: pd.DataFrame,
+    cols: list[Col],
+    caption: str,
+    na: str,
+    downloads: list[Page],
+    *,
+    fighter: bool = False,
+) -> Table:
+    shown = results.fighter_order(frame) if fighter else results.listed(frame)
+    rows = _rows(site, shown)
+    table = Table(f"{key}-table", caption, rows, cols, _unlisted(site, frame), na)
+    if rows:
+        keys = [c.key for c in cols]
+        table.csv, table.json = f"data/results-{key}.csv", f"data/results-{key}.json"
+        downloads.append(Page(table.csv, "", {"bytes": csv_bytes(rows, keys)}))
+        downloads.append(Page(table.json, "", {"bytes": json_bytes(rows, keys)}))
+    return table
+
+
+def _na(scope: results.Scope) -> str:
+    parts = [f"no player has {scope.min_games}"]
+    if scope.early_until is not None:
+        parts = [
+            f"no player has {scope.min_games} ({scope.early_min_games} up to {scope.early_until})"
+        ]
+    parts.append(f" {scope.time_class} games")
+    if scope.opponent_min_elo:
+        parts.append(f" against opponents with an Elo tag of {scope.opponent_min_elo}+")
+    parts.append(f" in {scope.period}")
+    if scope.min_rating:
+        parts.append(f" and a rating ({scope.rating_label}) of {scope.min_rating}+")
+    return "n/a: " + "".join(parts) + "."
+
+
+# --- charts -------------------------------------------------------------------------------
+
+
+def _rating_trace(upd: list[dict[str, Any]], name: str, colour: str) -> dict[str, Any]:
+    upd = sorted(upd, key=lambda u: u["order"])
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": name,
+        "x": [round(u["months"] / 12, 3) for u in upd],
+        "y": [round(u["after"], 1) for u in upd],
+        "line": {"color": colour},
+        "hovertemplate": f"{name}<br>%{{y:.0f}} after a game in %{{x:.2f}}<extra></extra>",
+    }
+
+
+def _history_chart(
+    res: ResultsData, players: list[str], time_class: str, title: str
+) -> dict[str, Any] | None:
+    traces = []
+    for i, name in enumerate(players):
+        upd = [u for u in res.by("updates", "player", name) if u["time_class"] == time_class]
+        if upd:
+            traces.append(_rating_trace(upd, name, charts.PALETTE[i % len(charts.PALETTE)]))
+    if not traces:
+        return None
+    return charts.figure(traces, charts.layout(title, "year", "rating (Elo points)"))
+
+
+def _player_chart(res: ResultsData, player: str) -> dict[str, Any] | None:
+    updates = res.by("updates", "player", player)
+    colours = {"classical": "blue", "rapid": "orange", "blitz": "green"}
+    traces = []
+    for cls in _CLASSES:
+        upd = [u for u in updates if u["time_class"] == cls]
+        if upd:
+            trace = _rating_trace(upd, f"{cls} rating", charts.COLORS[colours[cls]])
+            traces.append({**trace, "mode": "lines+markers", "marker": {"size": 4}})
+    if not traces:
+        return None
+    return charts.figure(
+        traces, charts.layout(f"{player}: rating after each game", "year", "rating (Elo points)")
+    )
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+def _elo_pages(site: SiteData, res: ResultsData, downloads: list[Page]) -> list[Page]:
+    cfg = site.settings.results
+    pages = []
+    current = None
+    chart = None
+    if "current" in res.lists:
+        scope = res.scopes["current"]
+        current = _table(
+            site,
+            "elo-current",
+            res.lists["current"],
+            ELO_COLS,
+            f"Improved Elo at {site.as_of}: {scope.min_rating}+ players, games in {scope.period}",
+            _na(scope),
+            downloads,
+        )
+        top = [r["player"] for r in current.rows[: cfg.chart_players]]
+        chart = _history_chart(res, top, "classical", "Improved Elo of the top players over time")
+    pages.append(
+        Page(
+            "elo.html",
+            "elo.html",
+            {
+                "title": "Improved Elo",
+                "table": current,
+                "scope": res.scopes.get("current"),
+                "history_chart": chart,
+                "cfg": cfg,
+                "as_of": str(site.as_of),
+                "unrated": res.unrated,
+            },
+        )
+    )
+    annual = []
+    all_rows: list[dict[str, Any]] = []
+    for y in res.classical_years:
+        key = f"year-{y}"
+        t = _table(
+            site,
+            f"elo-{y}",
+            res.lists[key],
+            ELO_COLS,
+            f"Improved Elo at the end of {y}",
+            _na(res.scopes[key]),
+            [],
+        )
+        annual.append((y, res.scopes[key], t))
+        all_rows += [{**r, "year": y} for r in t.rows]
+    keys = ["year", *[c.key for c in ELO_COLS]]
+    if all_rows:
+        downloads.append(
+            Page("data/results-elo-annual.csv", "", {"bytes": csv_bytes(all_rows, keys)})
+        )
+        downloads.append(
+            Page("data/results-elo-annual.json", "", {"bytes": json_bytes(all_rows, keys)})
+        )
+    pages.append(
+        Page(
+            "elo-annual.html",
+            "elo_annual.html",
+            {
+                "title": "Improved Elo: annual lists",
+                "years": annual,
+                "cols": ELO_COLS,
+                "has_rows": bool(all_rows),
+                "cfg": cfg,
+            },
+        )
+    )
+    historic = _table(
+        site,
+        "elo-historic",
+        res.lists["historic"],
+        HISTORIC_COLS,
+        f"Peak year-end improved Elo, {res.scopes['historic'].period}",
+        _na(res.scopes["historic"]),
+        downloads,
+    )
+    early = _table(
+        site,
+        "elo-early",
+        res.lists["early"],
+        HISTORIC_COLS,
+        f"Peak year-end improved Elo, {res.scopes['early'].period}",
+        _na(res.scopes["early"]),
+        downloads,
+    )
+    pages.append(
+        Page(
+            "elo-historic.html",
+            "elo_historic.html",
+            {
+                "title": "Improved Elo: historic lists",
+                "historic": historic,
+                "early": early,
+                "scopes": res.scopes,
+                "cfg": cfg,
+            },
+        )
+    )
+    return pages
+
+
+def _fast_page(site: SiteData, res: ResultsData, cls: str, downloads: list[Page]) -> Page:
+    cfg = site.settings.results
+    scope = res.scopes[cls]
+    main = _table(
+        site,
+        cls,
+        res.lists[cls],
+        ELO_COLS,
+        f"{cls.capitalize()} rating at {site.as_of}: games in {scope.period}",
+        _na(scope),
+        downloads,
+    )
+    annual = []
+    if cls == "rapid":
+        for y in res.rapid_years:
+            key = f"rapid-{y}"
+            if key in res.lists:
+                t = _table(
+                    site,
+                    key,
+                    res.lists[key],
+                    ELO_COLS,
+                    f"Rapid rating at the end of {y}",
+                    _na(res.scopes[key]),
+                    downloads,
+                )
+                annual.append((y, res.scopes[key], t))
+    top = [r["player"] for r in main.rows[: cfg.chart_players]]
+    chart = _history_chart(res, top, cls, f"{cls.capitalize()} rating of the top players over time")
+    n_games = int(((res.rows["time_class"] == cls) & res.rows["white"]).sum())
+    return Page(
+        f"{cls}.html",
+        "rapid.html",
+        {
+            "title": f"{cls.capitalize()} rating",
+            "cls": cls,
+            "table": main,
+            "scope": scope,
+            "annual": annual,
+            "history_chart": chart,
+            "k": cfg.rapid_k if cls == "rapid" else cfg.blitz_k,
+            "n_games": n_games,
+            "cfg": cfg,
+            "unrated": res.unrated,
+        },
+    )
+
+
+def _fighter_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
+    tables = []
+    for key in ("fighter", "historic", "early"):
+        if key not in res.lists:
+            continue
+        scope = res.scopes[key]
+        title = "Fighter list" if key == "fighter" else f"Short draws, {scope.period}"
+        tables.append(
+            (
+                scope,
+                _table(
+                    site,
+                    f"fighters-{key}",
+                    res.lists[key],
+                    FIGHTER_COLS,
+                    f"{title}: {scope.min_rating}+ players, fewest short draws first",
+                    _na(scope),
+                    downloads,
+                    fighter=True,
+                ),
+            )
+        )
+    return Page(
+        "fighters.html",
+        "fighters.html",
+        {"title": "Fighter Rating", "tables": tables, "cfg": site.settings.results},
+    )
+
+
+def _style_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    pts = [
+        r
+        for r in rows
+        if r["opening_draw_factor"] is not None and not math.isnan(r["opening_draw_factor"])
+    ]
+    if len(pts) < 2:
+        return None
+    return charts.figure(
+        [
+            {
+                "type": "scatter",
+                "mode": "markers+text",
+                "name": "players",
+                "x": [r["opening_draw_factor"] for r in pts],
+                "y": [r["sacrifice_pct"] for r in pts],
+                "text": [r["player"] for r in pts],
+                "textposition": "top center",
+                "marker": {"color": charts.COLORS["blue"], "size": 9},
+                "hovertemplate": "%{text}<br>opening draw %{x:.1f}%<br>sacrifice %{y:.1f}%"
+                "<extra></extra>",
+            }
+        ],
+        charts.layout(
+            "Playing style: sacrifice percentage against opening draw factor",
+            "opening draw factor (% draws of the player's ECO codes)",
+            "sacrifice percentage (% of games)",
+        ),
+    )
+
+
+def _style_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
+    tables = []
+    chart = None
+    for key in ("current", "historic", "early"):
+        if key not in res.lists:
+            continue
+        scope = res.scopes[key]
+        t = _table(
+            site,
+            f"style-{key}",
+            res.lists[key],
+            STYLE_COLS,
+            f"Playing style, {scope.period}: {scope.min_rating}+ players"
+            if scope.min_rating
+            else f"Playing style, {scope.period}",
+            _na(scope),
+            downloads,
+        )
+        tables.append((scope, t))
+        if chart is None and t.rows:
+            chart = (_style_chart(t.rows), scope)
+    return Page(
+        "style.html",
+        "style.html",
+        {
+            "title": "Playing style",
+            "tables": tables,
+            "style_chart": chart[0] if chart else None,
+            "chart_scope": chart[1] if chart else None,
+            "cfg": site.settings.results,
+        },
+    )
+
+
+OPENING_COLS = [
+    Col("eco", "ECO", "text", "ECO code A00–E99 (from the tag, else classified from the moves)"),
+    Col("name", "Opening", "text", "name of the code's shortest line in the lichess table"),
+    Col("games", "Games", "int", "finished games with this code"),
+    Col("white_wins", "1-0", "int", "White wins"),
+    Col("draws", "½-½", "int", "draws"),
+    Col("black_wins", "0-1", "int", "Black wins"),
+    Col("white_score", "White score %", "num1", "White's points per game, in %"),
+    Col("draw_pct", "Draw %", "num1", "draws per game, in % (the opening draw factor uses this)"),
+    Col("classical_games", "Classical", "int", "classical games among them"),
+    Col("classical_draw_pct", "Classical draw %", "num1", "draws per classical game, in %"),
+]
+
+
+def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
+    rows = [{**r, "name": res.eco_names.get(r["eco"], "")} for r in records(res.eco)]
+    keys = [c.key for c in OPENING_COLS]
+    chart = None
+    if rows:
+        downloads.append(Page("data/results-openings.csv", "", {"bytes": csv_bytes(rows, keys)}))
+        downloads.append(Page("data/results-openings.json", "", {"bytes": json_bytes(rows, keys)}))
+        codes = [r["eco"] for r in rows]
+        chart = charts.figure(
+            [
+                {
+                    "type": "bar",
+                    "name": "draw %",
+                    "x": codes,
+                    "y": [r["draw_pct"] for r in rows],
+                    "customdata": [[r["games"], r["name"]] for r in rows],
+                    "marker": {"color": charts.COLORS["blue"]},
+                    "hovertemplate": "%{x} %{customdata[1]}<br>draws %{y:.1f}% of "
+                    "%{customdata[0]} games<extra></extra>",
+                },
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": "White score %",
+                    "x": codes,
+                    "y": [r["white_score"] for r in rows],
+                    "marker": {"color": charts.COLORS["orange"], "size": 6, "symbol": "diamond"},
+                    "hovertemplate": "%{x}<br>White scores %{y:.1f}%<extra></extra>",
+                },
+            ],
+            charts.layout(
+                "Draw percentage and White's score per ECO code",
+                "ECO code",
+                "% of games (draws) / % of points (White)",
+                yaxis={
+                    "title": {"text": "% of games (draws) / % of points (White)"},
+                    "range": [0, 100],
+                    "automargin": True,
+                },
+                xaxis={"title": {"text": "ECO code"}, "type": "category", "automargin": True},
+            ),
+        )
+    volumes = []
+    for letter in "ABCDE":
+        sel = [r for r in rows if r["eco"].startswith(letter)]
+        n = sum(r["games"] for r in sel)
+        draws = sum(r["draws"] for r in sel)
+        score = sum(r["white_wins"] + 0.5 * r["draws"] for r in sel)
+        volumes.append(
+            {
+                "volume": letter,
+                "codes": len(sel),
+                "games": n,
+                "draw_pct": 100 * draws / n if n else None,
+                "white_score": 100 * score / n if n else None,
+            }
+        )
+    cfg = site.settings.results
+    return Page(
+        "openings.html",
+        "openings.html",
+        {
+            "title": "Opening statistics",
+            "rows": rows,
+            "cols": OPENING_COLS,
+            "openings_chart": chart,
+            "volumes": volumes,
+            "classes": cfg.opening_classes,
+            "unrated": res.unrated,
+        },
+    )
+
+
+LISTS_COLS = [
+    PLAYER,
+    Col("improved", "Improved Elo", "rating", "improved Elo at the as-of date (this site)"),
+    Col(
+        "improved_rank", "Rank", "int", "rank in the current improved Elo list (blank: not listed)"
+    ),
+    Col("quality", "Quality index", "num1", "play quality index of the current quality list"),
+    Col("quality_rank", "Rank", "int", "rank in the current quality list (blank: not listed)"),
+    Col("fide", "FIDE Elo", "rating", "the player's latest Elo tag in the content"),
+    Col("fide_date", "Tag date", "text", "date of the game with that tag"),
+    Col("fide_rank", "Rank", "int", "rank by FIDE Elo among the players of this table"),
+]
+
+
+def _latest_tags(site: SiteData) -> dict[str, tuple[int, str]]:
+    latest: dict[str, tuple[int, str]] = {}
+    for g in site.games:  # sorted by date: the last tag wins
+        for name, tag in ((g.white, g.white_elo), (g.black, g.black_elo)):
+            if tag is not None and g.date.year is not None:
+                latest[name] = (tag, str(g.date))
+    return latest
+
+
+def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
+    quality = site.results.get("quality")
+    q_rows: dict[str, tuple[float, int]] = {}
+    if quality is not None and len(quality.current):
+        shown = quality.current[quality.current["status"] == ""]
+        for rank, r in enumerate(records(shown), start=1):
+            q_rows[r["player"]] = (float(r["index"]), rank)
+    e_rows: dict[str, int] = {}
+    active: set[str] = set()
+    min_games = site.settings.results.lists_min_games
+    if "current" in res.lists:
+        current = res.lists["current"]
+        for rank, r in enumerate(records(results.listed(current)), start=1):
+            e_rows[r["player"]] = rank
+        active = set(current.loc[current["all_games"] >= min_games, "player"])
+    tags = _latest_tags(site)
+    now = res.now["classical"]
+    players = sorted(set(q_rows) | set(e_rows) | active)
+    rows: list[dict[str, Any]] = []
+    for p in players:
+        fide = tags.get(p)
+        rows.append(
+            {
+                "player": p,
+                "href": site.player_path(p),
+                "improved": now.get(p),
+                "improved_rank": e_rows.get(p),
+                "quality": q_rows[p][0] if p in q_rows else None,
+                "quality_rank": q_rows[p][1] if p in q_rows else None,
+                "fide": float(fide[0]) if fide else None,
+                "fide_date": fide[1] if fide else "",
+            }
+        )
+    ranked = sorted((r for r in rows if r["fide"] is not None), key=lambda r: -r["fide"])
+    for i, r in enumerate(ranked, start=1):
+        r["fide_rank"] = i
+    for r in rows:
+        r.setdefault("fide_rank", None)
+    rows.sort(key=lambda r: (-(r["improved"] or 0), r["player"]))
+    keys = [c.key for c in LISTS_COLS]
+    if rows:
+        downloads.append(Page("data/results-lists.csv", "", {"bytes": csv_bytes(rows, keys)}))
+        downloads.append(Page("data/results-lists.json", "", {"bytes": json_bytes(rows, keys)}))
+
+    def col(key: str) -> list[float]:
+        return [math.nan if r[key] is None else float(r[key]) for r in rows]
+
+    pairs = [
+        ("Improved Elo", "improved", "FIDE Elo", "fide"),
+        ("Improved Elo", "improved", "Quality index", "quality"),
+        ("FIDE Elo", "fide", "Quality index", "quality"),
+    ]
+    corr = []
+    for la, a, lb, b in pairs:
+        c = results.correlation(col(a), col(b))
+        corr.append(
+            {
+                "a": la,
+                "b": lb,
+                "n": c[0] if c else None,
+                "pearson": c[1] if c else None,
+                "spearman": c[2] if c else None,
+            }
+        )
+    figs: list[dict[str, Any] | None] = []
+    for la, a, lb, b in pairs[:2]:
+        pts = [r for r in rows if r[a] is not None and r[b] is not None]
+        if len(pts) < 3:
+            figs.append(None)
+            continue
+        c = results.correlation([r[a] for r in pts], [r[b] for r in pts])
+        stats_text = f" (Pearson {c[1]:.2f}, Spearman {c[2]:.2f}, n = {c[0]})" if c else ""
+        traces: list[dict[str, Any]] = [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "players",
+                "x": [r[a] for r in pts],
+                "y": [r[b] for r in pts],
+                "text": [r["player"] for r in pts],
+                "marker": {"color": charts.COLORS["blue"], "size": 8},
+                "hovertemplate": f"%{{text}}<br>{la} %{{x:.0f}}<br>{lb} %{{y:.1f}}<extra></extra>",
+            }
+        ]
+        if b == "fide":
+            lo = min(min(r[a] for r in pts), min(r[b] for r in pts))
+            hi = max(max(r[a] for r in pts), max(r[b] for r in pts))
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "equal ratings",
+                    "x": [lo, hi],
+                    "y": [lo, hi],
+                    "line": {"color": charts.COLORS["orange"], "dash": "dot"},
+                }
+            )
+        unit = "index (0–100)" if b == "quality" else "Elo points"
+        figs.append(
+            charts.figure(
+                traces,
+                charts.layout(
+                    f"{lb} against {la}{stats_text}", f"{la} (Elo points)", f"{lb} ({unit})"
+                ),
+            )
+        )
+    return Page(
+        "lists.html",
+        "lists.html",
+        {
+            "title": "Rating lists side by side",
+            "rows": rows,
+            "cols": LISTS_COLS,
+            "corr": corr,
+            "elo_fide_chart": figs[0],
+            "elo_quality_chart": figs[1],
+            "has_quality": quality is not None,
+            "as_of": str(site.as_of),
+            "min_games": min_games,
+            "period": res.scopes["current"].period if "current" in res.scopes else "",
+        },
+    )
+
+
+def pages(site: SiteData) -> list[Page]:
+    res: ResultsData = site.results["results"]
+    downloads: list[Page] = []
+    out = _elo_pages(site, res, downloads)
+    out.append(_fast_page(site, res, "rapid", downloads))
+    out.append(_fast_page(site, res, "blitz", downloads))
+    out.append(_fighter_page(site, res, downloads))
+    out.append(_style_page(site, res, downloads))
+    out.append(_openings_page(site, res, downloads))
+    out.append(_lists_page(site, res, downloads))
+    return out + downloads
+
+
+# --- blocks on shared pages ---------------------------------------------------------------
+
+
+_LIST_NAMES = [
+    ("current", "Improved Elo, current list", "elo.html"),
+    ("fighter", "Fighter list", "fighters.html"),
+    ("historic", "Improved Elo, historic list", "elo-historic.html"),
+    ("early", "Improved Elo, historic list (early)", "elo-historic.html"),
+    ("rapid", "Rapid list", "rapid.html"),
+    ("blitz", "Blitz list", "blitz.html"),
+]
+
+
+def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
+    names = {k: (n, p) for k, n, p in _LIST_NAMES}
+    order = {k: i for i, (k, _, _) in enumerate(_LIST_NAMES)}
+    out = []
+    for key, row, rank in res.statuses().get(player, []):
+        if key in names:
+            name, path = names[key]
+        elif key.startswith("year-"):
+            name, path = f"Improved Elo, annual list {key[5:]}", "elo-annual.html"
+        else:
+            name, path = f"Rapid, annual list {key[6:]}", "rapid.html"
+        out.append(
+            {
+                "list": name,
+                "href": path,
+                "scope": res.scopes[key],
+                "rating": row["rating"],
+                "games": row["games"],
+                "rank": rank,
+                "status": row["status"],
+                "sdf": row["sdf"],
+                "_order": (
+                    order.get(key, len(order)),
+                    key[:1],
+                    -int(key[-4:]) if key[-4:].isdigit() else 0,
+                ),
+            }
+        )
+    out.sort(key=lambda r: r["_order"])
+    return out
+
+
+def player_sections(site: SiteData, player: str) -> list[Section]:
+    res: ResultsData = site.results["results"]
+    rows = res.by("rows", "player", player)
+    games = res.games(site)
+    draws = []
+    sacrifices = []
+    for r in rows:
+        game = games[r["game_id"]]
+        base = {
+            "href": site.game_path(r["game_id"]),
+            "date": str(game.date),
+            "event": game.event,
+            "opponent": r["opponent"],
+            "opponent_href": site.player_path(r["opponent"]),
+            "colour": "White" if r["white"] else "Black",
+            "moves": r["full_moves"],
+            "plies": r["plies"],
+            "time_class": r["time_class"],
+        }
+        if r["short_draw"]:
+            draws.append(
+                {
+                    **base,
+                    "material": r["material"],
+                    "factor": r["sdf_factor"],
+                    "source": r["sdf_elo_source"],
+                }
+            )
+        if r["sacrifice"]:
+            sacrifices.append({**base, "deficit_plies": r["deficit_plies"]})
+    classical = [r for r in rows if r["time_class"] == "classical"]
+    summary = results.style_summary(classical) if classical else None
+    ratings = {}
+    updates = res.by("updates", "player", player)
+    for cls in _CLASSES:
+        upd = sorted((u for u in updates if u["time_class"] == cls), key=lambda u: u["order"])
+        if upd:
+            ratings[cls] = {
+                "now": upd[-1]["after"],
+                "peak": max(u["after"] for u in upd),
+                "games": len(upd),
+                "k": upd[-1]["k"],
+                "gm": upd[-1]["gm"],
+                "start": upd[0]["before"],
+                "started": upd[0]["started"],
+            }
+    if not rows and not ratings:
+        return []
+    return [
+        Section(
+            "Results statistics",
+            "partials/results_player.html",
+            {
+                "ratings": ratings,
+                "statuses": _status_rows(res, player),
+                "summary": summary,
+                "short_draws": draws,
+                "sacrifices": sacrifices,
+                "chart": _player_chart(res, player),
+                "cfg": site.settings.results,
+            },
+        )
+    ]
+
+
+def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
+    res: ResultsData = site.results["results"]
+    upd = res.by("updates", "game_id", game.game_id)
+    rows = res.by("rows", "game_id", game.game_id)
+    eco = res.eco_source.get(game.game_id)
+    if not upd and not rows and eco is None:
+        return []
+    by_player = {u["player"]: u for u in upd}
+    players = []
+    for r in sorted(rows, key=lambda r: not r["white"]):
+        u = by_player.get(r["player"], {})
+        players.append(
+            {
+                "player": r["player"],
+                "before": u.get("before"),
+                "expected": u.get("expected"),
+                "k": u.get("k"),
+                "after": u.get("after"),
+                "sdf_factor": r["sdf_factor"] if r["draw"] else None,
+                "deficit_plies": r["deficit_plies"],
+                "sacrifice": r["sacrifice"],
+            }
+        )
+    return [
+        Section(
+            "Results statistics",
+            "partials/results_game.html",
+            {
+                "eco": eco,
+                "eco_name": res.eco_names.get(eco[0], "") if eco else "",
+                "players": players,
+                "rated": bool(upd),
+                "draw": game.result == "1/2-1/2",
+                "endgame": any(r["endgame"] for r in rows),
+                "cfg": site.settings.results,
+            },
+        )
+    ]
+
+
+FAMILY = Family(
+    name="results",
+    compute=compute,
+    pages=pages,
+    nav=(
+        NavItem("Improved Elo", "elo.html"),
+        NavItem("Rapid & blitz", "rapid.html"),
+        NavItem("Fighters", "fighters.html"),
+        NavItem("Style", "style.html"),
+        NavItem("Openings", "openings.html"),
+        NavItem("Lists side by side", "lists.html"),
+    ),
+    player_sections=player_sections,
+    game_sections=game_sections,
+    methodology="partials/results_methodology.html",
+)
