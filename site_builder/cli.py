@@ -125,6 +125,25 @@ def parser() -> argparse.ArgumentParser:
     _content_options(d)
     d.add_argument("--engine", metavar="PATH")
 
+    pub = sub.add_parser(
+        "publish",
+        help="copy the built site to a folder, changed files only",
+        description="Copy output/ to DIR (a web server's root, a synced or mounted folder): "
+        "new and changed files are copied, identical ones left alone. For a remote host use "
+        "rsync (see the README).",
+    )
+    pub.add_argument("--to", type=Path, required=True, metavar="DIR", help="target folder")
+    pub.add_argument(
+        "--output",
+        type=Path,
+        default=Path("output"),
+        metavar="DIR",
+        help="the built site (default: ./output)",
+    )
+    pub.add_argument(
+        "--delete", action="store_true", help="delete files in DIR that the site no longer has"
+    )
+
     x = sub.add_parser(
         "analysis",
         help="export or import evaluations",
@@ -192,6 +211,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "serve":
         return commands.serve(args.output, args.bind, args.port)
+    if args.command == "publish":
+        return commands.publish(args.output, args.to, args.delete)
     settings = load_settings(args.content, _overrides(args))
     if args.command == "build":
         return commands.build(args, settings)

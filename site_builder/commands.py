@@ -86,6 +86,26 @@ def serve(output: Path, bind: str, port: int) -> int:
     return 0
 
 
+def publish(output: Path, target: Path, delete: bool) -> int:
+    from site_builder.publish import publish as copy_site
+
+    try:
+        stats = copy_site(output, target, delete)
+    except FileNotFoundError as exc:
+        print(f"site-builder: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"Published {output} to {target}: {len(stats.copied)} files copied, "
+        f"{stats.unchanged} unchanged, {len(stats.deleted)} deleted."
+    )
+    if stats.stale:
+        print(
+            f"{len(stats.stale)} files in {target} are no longer part of the site "
+            "(use --delete to remove them)."
+        )
+    return 0
+
+
 def _human(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024:
