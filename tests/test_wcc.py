@@ -262,9 +262,16 @@ def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> Non
         "conformance-years",
         "conformance-predictor",
         "complexity",
+        "conformance-distributions",
     ):
         assert f"data/{name}.csv" in out and f"data/{name}.json" in out
     pairs = json.loads(out["data/headtohead-pairs.json"])
+    dist = json.loads(out["data/conformance-distributions.json"])
+    alpha = [
+        d for d in dist if (d["player"], d["year"], d["conformance"]) == ("Alpha", 1999, "raw")
+    ]
+    assert len(alpha) == 22 and sum(d["R"] for d in alpha) == pytest.approx(1.0)
+    assert alpha[20]["R_cum"] == pytest.approx(1 - alpha[21]["R"])
     years = {(p["player_a"], p["year_a"]) for p in pairs}
     assert ("Alpha", 1999) in years and ("Beta", 2000) in years
     assert len(pairs) == len(years) * (len(years) - 1)

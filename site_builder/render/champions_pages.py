@@ -390,6 +390,12 @@ def _mae_rows(wcc: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 _SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon"]
 _DASHES = ["solid", "dash", "dot", "dashdot"]
+#: Many series: the legend goes to the right, where it does not cover the axis title.
+_SIDE_LEGEND: dict[str, Any] = {
+    "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1},
+    "height": 560,
+    "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+}
 
 
 def _style(i: int) -> dict[str, Any]:
@@ -458,7 +464,7 @@ def _strength_chart(
                 **_style(i),
             }
         )
-    return charts.figure(data, charts.layout(title, "year", y_title))
+    return charts.figure(data, charts.layout(title, "year", y_title, **_SIDE_LEGEND))
 
 
 def _rho_chart(res: ConformanceResult) -> dict[str, Any] | None:
@@ -528,13 +534,15 @@ def _heatmap(
     labels: list[str], z: np.ndarray, title: str, x_title: str, y_title: str, text: bool = True
 ) -> dict[str, Any]:
     zz = [[None if math.isnan(v) else round(100 * float(v)) for v in row] for row in z]
+    spread = max([abs(v - 50) for row in zz for v in row if v is not None] or [0])
+    half = max(10, 5 * math.ceil(spread / 5))  # colours span 50 ± half, in steps of 5
     trace: dict[str, Any] = {
         "type": "heatmap",
         "x": labels,
         "y": labels,
         "z": zz,
-        "zmin": 0,
-        "zmax": 100,
+        "zmin": 50 - half,
+        "zmax": 50 + half,
         "colorscale": "Cividis",
         "colorbar": {"title": {"text": "score %"}},
         "hovertemplate": "%{y} against %{x}: %{z}%<extra></extra>",
@@ -594,6 +602,17 @@ PAIR_COLUMNS = [
     "gain",
     "conformance",
 ]
+DISTRIBUTION_COLUMNS = [
+    "player",
+    "year",
+    "conformance",
+    "bin",
+    "upper_pawns",
+    "moves",
+    "R",
+    "R_cum",
+    "Q",
+]
 STRENGTH_COLUMNS = ["player", "year", "moves", "q0", "q03", "r0", "r03", "q_predictor", "status"]
 BEST_COLUMNS = ["player", "year", "opponents", "wins", "mean_score", "best"]
 WCC_COLUMNS = [
@@ -650,6 +669,38 @@ COMPLEXITY_COLUMNS = [
 ]
 
 
+def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
+    """R, R′ and Q per bin for every compared player-year and conformance (long format)."""
+    rows = []
+    for kind in KINDS:
+        counts = res.counts[kind].to_numpy(dtype=float)
+        q = res.q[kind].to_numpy(dtype=float)
+        r_cum = res.r_cum[kind].to_numpy(dtype=float)
+        where = {(str(p), int(y)): i for i, (p, y) in enumerate(res.counts[kind].index)}
+        for key in res.models.eligible:
+            if key not in where:
+                continue
+            i = where[key]
+            total = counts[i].sum()
+            for b in range(conformance.N_BINS):
+                last = b == conformance.N_BINS - 1
+                rows.append(
+                    {
+                        "player": key[0],
+                        "year": key[1],
+                        "conformance": kind,
+                        "bin": b,
+                        "upper_pawns": None if last else round(b / 10, 1),
+                        "moves": int(counts[i, b]),
+                        "R": float(counts[i, b] / total) if total else None,
+                        "R_cum": None if last else float(r_cum[i, b]),
+                        "Q": None if last else float(q[i, b]),
+                    }
+                )
+    rows.sort(key=lambda r: (r["player"], r["year"], KINDS.index(r["conformance"]), r["bin"]))
+    return rows
+
+
 def _downloads(name: str, rows: list[dict[str, Any]], columns: list[str]) -> list[Page]:
     return [
         Page(f"data/{name}.csv", "", {"bytes": csv_bytes(rows, columns)}),
@@ -693,6 +744,7 @@ def _wcc_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
             "Title matches: actual score of the winner and each predictor's forecast",
             "match (winner first)",
             "score of the first-named player (%)",
+            yaxis={"title": {"text": "score of the first-named player (%)"}, "range": [0, 100]},
         ),
     )
 
@@ -718,6 +770,7 @@ def pages(site: SiteData) -> list[Page]:
         "moves within 0.3 pawn (%)",
     )
     listed = [r for r in strength if not r["status"]]
+    others = [r for r in strength if r["status"]]
     out.append(
         Page(
             "champions.html",
@@ -726,7 +779,8 @@ def pages(site: SiteData) -> list[Page]:
                 "title": "Champion comparisons",
                 "cfg": cfg,
                 "kind_name": kind_name,
-                "rows": strength,
+                "rows": listed,
+                "others": others,
                 "listed": len(listed),
                 "players": len({r["player"] for r in listed}),
                 "fig0": fig0,
@@ -736,6 +790,7 @@ def pages(site: SiteData) -> list[Page]:
         )
     )
     out += _downloads("conformance-years", strength, STRENGTH_COLUMNS)
+    out += _downloads("conformance-distributions", _distribution_rows(res), DISTRIBUTION_COLUMNS)
 
     curve_rows = _curve_rows(res)
     out.append(
@@ -828,6 +883,7 @@ def pages(site: SiteData) -> list[Page]:
                 "not_matches": res.titles.not_matches,
                 "predictors": PREDICTORS,
                 "names": PREDICTOR_NAMES,
+                "short": {"conformance": "ACS", "gain": "COVS", "markov": "MS", "elo": "ELOS"},
             },
         )
     )
@@ -838,6 +894,8 @@ def pages(site: SiteData) -> list[Page]:
         {**r, "href": site.player_path(r["player"]) if r["kind"] == "player" else None}
         for r in records(res.complexity)
     ]
+    comp_shown = [r for r in comp_rows if not r["status"] or r["kind"] == "group"]
+    comp_thin = [r for r in comp_rows if r["status"] and r["kind"] == "player"]
     out.append(
         Page(
             "complexity.html",
@@ -845,7 +903,8 @@ def pages(site: SiteData) -> list[Page]:
             {
                 "title": "Complexity indicators",
                 "cfg": cfg,
-                "rows": comp_rows,
+                "rows": comp_shown,
+                "thin": comp_thin,
                 "names": complexity.INDICATOR_NAMES,
                 "indicators": complexity.INDICATORS,
                 "clip": COMPLEXITY_CLIP_CP,
@@ -895,6 +954,7 @@ def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | N
             f"{player}: cumulative distribution of {KIND_NAMES[kind]} conformance",
             "conformance δ (pawns)",
             "moves with conformance ≤ δ (%)",
+            **_SIDE_LEGEND,
         ),
     )
 
@@ -927,8 +987,13 @@ def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
                 "zmax": 100,
                 "colorscale": "Cividis",
                 "colorbar": {"title": {"text": "%"}},
-                "text": [[row_text[r]] * markov.N_CLASSES for r in range(markov.N_CLASSES)],
-                "hovertemplate": "from %{y} to %{x} cp: %{z:.1f}%<br>row: %{text}<extra></extra>",
+                "customdata": [[row_text[r]] * markov.N_CLASSES for r in range(markov.N_CLASSES)],
+                # cell labels only where there is something to read (1% and more)
+                "text": [[f"{100 * v:.0f}" if v >= 0.005 else "" for v in row] for row in m],
+                "texttemplate": "%{text}",
+                "textfont": {"size": 9},
+                "hovertemplate": "from %{y} to %{x} cp: %{z:.1f}%<br>row: %{customdata}"
+                "<extra></extra>",
                 "visible": i == 0,
                 "name": f"{key[1]} {colour}",
             }
