@@ -34,7 +34,8 @@ def test_family_on_real_games(small_site, tmp_path: Path) -> None:  # type: igno
     # complexity per player, with the groups
     assert {"All", "Title-match players", "Others"} <= set(res.complexity["player"])
     pages = champions_pages.pages(small_site)
-    pages.append(player_page(small_site, "Steinitz, William", [], [champions_pages.FAMILY]))
+    made = player_page(small_site, "Steinitz, William", [], [champions_pages.FAMILY])
+    pages += made if isinstance(made, list) else [made]
     common = {
         "site": small_site.settings.site,
         "settings": small_site.settings,

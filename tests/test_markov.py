@@ -168,6 +168,11 @@ def test_self_play_is_half_and_swapping_gives_one_minus() -> None:
     h2h = headtohead.head_to_head(models)
     assert h2h.markov[0, 1] == pytest.approx(s)
     assert h2h.markov_white[0, 1] == pytest.approx(models.markov_white(a, b).score)
+    la, lb = models.markov_white(a, b), models.markov_white(b, a)
+    assert h2h.win[0, 1] == pytest.approx(0.5 * (la.win + lb.loss))
+    assert h2h.win[0, 1] == pytest.approx(h2h.loss[1, 0])
+    draw = 1 - h2h.win[0, 1] - h2h.loss[0, 1]
+    assert h2h.win[0, 1] + 0.5 * draw == pytest.approx(s)
 
 
 def test_white_matrices_fall_and_black_matrices_rise() -> None:

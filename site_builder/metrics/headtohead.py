@@ -192,6 +192,9 @@ class HeadToHead:
     markov_white: np.ndarray
     gain: np.ndarray
     conformance: np.ndarray  # NaN when α, β could not be fitted
+    #: Markov shares of wins and losses of keys[i] against keys[j], averaged over colours.
+    win: np.ndarray
+    loss: np.ndarray
 
 
 def head_to_head(models: Models) -> HeadToHead:
@@ -200,6 +203,8 @@ def head_to_head(models: Models) -> HeadToHead:
     n = len(keys)
     c = models.cfg
     white_score = np.full((n, n), np.nan)
+    white_win = np.full((n, n), np.nan)
+    white_loss = np.full((n, n), np.nan)
     if n:
         mats = np.einsum(
             "iab,jbc->ijac",
@@ -208,6 +213,8 @@ def head_to_head(models: Models) -> HeadToHead:
         ).reshape(n * n, markov.N_CLASSES, markov.N_CLASSES)
         vectors = markov.limits(models.start, mats, c.markov_max_pairs, c.markov_tolerance)
         white_score = (vectors[:, -1] + 0.5 * vectors[:, 1:-1].sum(axis=1)).reshape(n, n)
+        white_win = vectors[:, -1].reshape(n, n)
+        white_loss = vectors[:, 0].reshape(n, n)
     avg = 0.5 * (white_score + 1.0 - white_score.T)
     gain_scores = np.full((n, n), np.nan)
     if n and models.gain_model is not None:
@@ -222,7 +229,9 @@ def head_to_head(models: Models) -> HeadToHead:
     if models.fit is not None:
         q = np.array([models.q_predictor[k] for k in keys])
         conf = np.clip(0.5 + models.fit.beta * (q[:, None] - q[None, :]) / 2, 0.0, 1.0)
-    return HeadToHead(keys, avg, white_score, gain_scores, conf)
+    win = 0.5 * (white_win + white_loss.T)
+    loss = 0.5 * (white_loss + white_win.T)
+    return HeadToHead(keys, avg, white_score, gain_scores, conf, win, loss)
 
 
 def best_years(h2h: HeadToHead) -> pd.DataFrame:

@@ -582,6 +582,9 @@ def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
                     "markov": float(h.markov[i, j]),
                     "markov_a_white": float(h.markov_white[i, j]),
                     "markov_a_black": float(1 - h.markov_white[j, i]),
+                    "markov_win": float(h.win[i, j]),
+                    "markov_draw": float(1 - h.win[i, j] - h.loss[i, j]),
+                    "markov_loss": float(h.loss[i, j]),
                     "gain": float(h.gain[i, j]),
                     "conformance": None
                     if math.isnan(h.conformance[i, j])
@@ -599,6 +602,9 @@ PAIR_COLUMNS = [
     "markov",
     "markov_a_white",
     "markov_a_black",
+    "markov_win",
+    "markov_draw",
+    "markov_loss",
     "gain",
     "conformance",
 ]
