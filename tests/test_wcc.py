@@ -296,3 +296,34 @@ def test_event_and_player_blocks(hand_site: SiteData) -> None:
     assert block.context["matrix"]["data"][0]["colorscale"] == "Cividis"
     assert [m["match"] for m in block.context["matches"]] == ["Alpha – Beta 2000"]
     assert champions_pages.player_sections(hand_site, "Nobody") == []
+
+
+def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData) -> None:
+    import pandas as pd
+
+    res = hand_site.results["conformance"]
+    match = res.titles.matches[1]  # Gamma – Beta 2001: no Elo tags
+    start = match.games[0].date.months
+    assert start is not None
+
+    class Results:
+        updates = pd.DataFrame(
+            {
+                "player": ["Gamma", "Beta", "Gamma", "Beta"],
+                "months": [start - 20, start - 20, start - 10, start - 10],
+                "order": [0, 1, 2, 3],
+                "after": [2610.0, 2590.0, 2620.0, 2580.0],
+                "started": ["Elo tag", "Elo tag", "", ""],
+                "time_class": ["classical"] * 4,
+            }
+        )
+
+    hand_site.results["results"] = Results()
+    try:
+        value, note = champions_pages._elo_prediction(hand_site, match)
+        assert value == pytest.approx(1 / (1 + 10 ** (-40 / 400)))
+        assert note == "improved Elo 2620 – 2580 (results family)"
+        Results.updates.loc[:, "started"] = ["start value", "Elo tag", "", ""]
+        assert champions_pages._elo_prediction(hand_site, match) == (None, "n/a: no Elo tags")
+    finally:
+        del hand_site.results["results"]

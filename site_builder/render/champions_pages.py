@@ -269,6 +269,8 @@ def _improved_elo(site: SiteData, player: str, before_months: float) -> float | 
     if not needed <= set(updates.columns):
         return None
     mine = updates[updates["player"] == player]
+    if "time_class" in mine.columns:
+        mine = mine[mine["time_class"] == "classical"]
     if mine.empty or "Elo tag" not in set(mine["started"]):
         return None
     before = mine[mine["months"] < before_months].sort_values("order", kind="stable")
@@ -1056,6 +1058,22 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     if not rows:
         return []
     best = [r for r in records(res.best) if r["player"] == player and r["best"]]
+    blends = []
+    for key in (k for k in res.models.eligible if k[0] == player):
+        for colour, rows_obs in (
+            ("White", res.models.white_rows),
+            ("Black", res.models.black_rows),
+        ):
+            inner = rows_obs[key][1:-1]  # the end classes are absorbing, never blended
+            blends.append(
+                {
+                    "year": key[1],
+                    "colour": colour,
+                    "blended": int((inner < res.cfg.markov_min_row).sum()),
+                    "rows": len(inner),
+                    "moves": float(inner.sum()),
+                }
+            )
     matches = [r for r in res.wcc if player in (r["player_a"], r["player_b"])]
     return [
         Section(
@@ -1066,6 +1084,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "cumulative": _cumulative_chart(res, player),
                 "matrix": _matrix_chart(res, player),
                 "best": best[0] if best else None,
+                "blends": blends,
                 "matches": matches,
                 "cfg": res.cfg,
                 "kind_name": KIND_NAMES[res.cfg.strength_kind],
