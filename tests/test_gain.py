@@ -109,6 +109,18 @@ def test_defaults_favour_the_more_accurate_player() -> None:
     assert stack.tolist() == pytest.approx([s, 0.5])
 
 
+def test_score_matrix_equals_pair_by_pair() -> None:
+    rng = np.random.default_rng(2)
+    m = gain.GainModel(200, 29, "alliot", 0.5, 1.16)
+    dists = [gain.distribution(rng.exponential(s, 500), np.ones(500), 200) for s in (5, 20, 60)]
+    specs = np.stack([m.spectrum(d) for d in dists])
+    mat = gain.score_matrix(m, specs)
+    for i in range(3):
+        for j in range(3):
+            assert mat[i, j] == pytest.approx(gain.expected_score(m, dists[i], dists[j]), abs=1e-12)
+    assert np.allclose(mat + mat.T, 1.0) and np.allclose(np.diag(mat), 0.5)
+
+
 def test_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="gain vector"):
         gain.GainModel(10, 0, "linear", 0.1, 1.0)

@@ -80,7 +80,7 @@ def player_table(
     ``frame`` has columns player, delta and the indicators. A row with fewer than
     ``min_moves`` moves has its ρ's left NaN and a status saying why.
     """
-    rows = []
+    columns = ["player", "kind", "moves", "mean_delta", "mean_stability", *INDICATORS, "status"]
 
     def row(label: str, kind: str, part: pd.DataFrame) -> dict[str, object]:
         n = len(part)
@@ -99,9 +99,8 @@ def player_table(
             item["status"] = ""
         return item
 
-    for name, part in frame.groupby("player", sort=True):
-        rows.append(row(str(name), "player", part))
+    rows = [row(str(name), "player", part) for name, part in frame.groupby("player", sort=True)]
     for label, members in sorted((groups or {}).items()):
         rows.append(row(label, "group", frame[frame["player"].isin(members)]))
     rows.append(row("All", "group", frame))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=columns)

@@ -93,7 +93,8 @@ class GainModel:
     def sum_spectrum(self, spec_a: np.ndarray, spec_b: np.ndarray) -> np.ndarray:
         """F(S): F(G)^(n0+1) with F(G) = conj(F(R_A))·F(R_B), i.e.
         G(g) = Σ_m R_A(m)·R_B(m + g). Works row-wise on stacks of spectra."""
-        return int_power(np.conj(spec_a) * spec_b, self.n0 + 1)
+        pair = np.conj(spec_a) * spec_b
+        return int_power(pair, self.n0 + 1)
 
     def weights_spectrum(self) -> np.ndarray:
         """rfft of e(g), for scoring in Fourier space."""
@@ -114,24 +115,47 @@ class GainModel:
         inner = (
             fs[..., 0].real * weights_spec[0].real
             + fs[..., -1].real * weights_spec[-1].real
-            + 2 * (fs[..., 1:-1] * np.conj(weights_spec[1:-1])).real.sum(axis=-1)
+            + 2 * (fs[..., 1:-1] @ np.conj(weights_spec[1:-1])).real
         ) / n
         total = fs[..., 0].real
         return np.asarray(inner / total, dtype=float)
 
 
+def score_matrix(model: GainModel, spectra: np.ndarray) -> np.ndarray:
+    """Every player-year (rows of ``spectra``) against every other: A's expected score.
+
+    As F(S) = (conj(F_A)·F_B)^(n0+1) = conj(F_A^(n0+1))·F_B^(n0+1), each spectrum is raised to
+    the power once and every pair costs one product (a matrix product for all of them).
+    """
+    powers = int_power(np.asarray(spectra), model.n0 + 1)
+    w = model.weights_spectrum()
+    n = model.period
+    first = np.outer(np.conj(powers[:, 0]), powers[:, 0]).real
+    last = np.outer(np.conj(powers[:, -1]), powers[:, -1]).real
+    # Re Σ_k conj(P_a,k)·conj(W_k)·P_b,k, with real matrix products only
+    left = np.conj(powers[:, 1:-1]) * np.conj(w[1:-1])
+    right = powers[:, 1:-1]
+    middle = np.ascontiguousarray(left.real) @ np.ascontiguousarray(right.real).T
+    middle -= np.ascontiguousarray(left.imag) @ np.ascontiguousarray(right.imag).T
+    inner = (first * w[0].real + last * w[-1].real + 2 * middle) / n
+    return np.asarray(inner / first, dtype=float)
+
+
 def int_power(z: np.ndarray, n: int) -> np.ndarray:
-    """z**n for a whole n ≥ 1 by repeated squaring (numpy's complex ** is slower)."""
+    """z**n for a whole n ≥ 1 by repeated squaring, in place (numpy's complex ** is slower)."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
     result: np.ndarray | None = None
-    base = z
+    base = np.array(z, copy=True)
     while n:
         if n & 1:
-            result = base if result is None else result * base
+            if result is None:
+                result = base.copy()
+            else:
+                result *= base
         n >>= 1
         if n:
-            base = base * base
+            base *= base
     assert result is not None
     return result
 

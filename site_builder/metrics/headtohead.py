@@ -8,6 +8,7 @@ comparisons when P made at least ``min_moves`` counted moves in year y itself.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -48,17 +49,22 @@ class Models:
     gain_model: gain.GainModel | None = None
     spectra: dict[Key, np.ndarray] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def eligible(self) -> list[Key]:
         e = self.years[self.years["eligible"]]
         return sorted((str(p), int(y)) for p, y in zip(e["player"], e["year"], strict=True))
 
+    @functools.cached_property
+    def _statuses(self) -> dict[Key, str]:
+        y = self.years
+        return {
+            (str(p), int(yr)): str(st)
+            for p, yr, st in zip(y["player"], y["year"], y["status"], strict=True)
+        }
+
     def status(self, key: Key) -> str:
-        """ "" when the player-year can be compared, else why not."""
-        row = self.years[(self.years["player"] == key[0]) & (self.years["year"] == key[1])]
-        if row.empty:
-            return f"n/a: no counted move of {key[0]} in {key[1]}"
-        return str(row["status"].iloc[0])
+        """Why the player-year cannot be compared ("" when it can)."""
+        return self._statuses.get(key, f"n/a: no counted move of {key[0]} in {key[1]}")
 
     # -- the three predictors, A's expected score against B, averaged over colours --
 
@@ -218,13 +224,8 @@ def head_to_head(models: Models) -> HeadToHead:
     avg = 0.5 * (white_score + 1.0 - white_score.T)
     gain_scores = np.full((n, n), np.nan)
     if n and models.gain_model is not None:
-        weights = models.gain_model.weights_spectrum()
         specs = np.stack([models.spectra[k] for k in keys])
-        for i in range(n - 1):
-            s = models.gain_model.scores(specs[i], specs[i + 1 :], weights)
-            gain_scores[i, i + 1 :] = s
-            gain_scores[i + 1 :, i] = 1.0 - s
-        np.fill_diagonal(gain_scores, 0.5)
+        gain_scores = gain.score_matrix(models.gain_model, specs)
     conf = np.full((n, n), np.nan)
     if models.fit is not None:
         q = np.array([models.q_predictor[k] for k in keys])

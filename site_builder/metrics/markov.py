@@ -164,11 +164,10 @@ def limits(start: np.ndarray, matrices: np.ndarray, max_pairs: int, tol: float) 
     for _ in range(max_pairs):
         if not active.any():
             break
-        nxt = np.einsum("ka,kab->kb", pi[active], matrices[active])
-        done = np.abs(nxt - pi[active]).sum(axis=1) < tol
-        pi[active] = nxt
-        idx = np.flatnonzero(active)
-        active[idx[done]] = False
+        nxt = np.matmul(pi[:, None, :], matrices)[:, 0, :]
+        done = np.abs(nxt - pi).sum(axis=1) < tol
+        pi = np.where(active[:, None], nxt, pi)
+        active &= ~done
     return pi
 
 

@@ -3,6 +3,7 @@ head-to-head tables, the world-championship check and the complexity indicators.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,30 @@ class ConformanceResult:
     complexity: pd.DataFrame
     champions: set[str]
     strength: pd.DataFrame
+
+    @functools.cached_property
+    def _rows(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """Rows of the per-player tables, by table and player (indexed once)."""
+        out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for name, frame in (("strength", self.strength), ("best", self.best)):
+            table: dict[str, list[dict[str, Any]]] = {}
+            for row in records(frame):
+                table.setdefault(str(row["player"]), []).append(row)
+            out[name] = table
+        return out
+
+    def by_player(self, table: str, player: str) -> list[dict[str, Any]]:
+        return self._rows[table].get(player, [])
+
+    @functools.cached_property
+    def _eligible(self) -> dict[str, list[tuple[str, int]]]:
+        out: dict[str, list[tuple[str, int]]] = {}
+        for key in self.models.eligible:
+            out.setdefault(key[0], []).append(key)
+        return out
+
+    def eligible_of(self, player: str) -> list[tuple[str, int]]:
+        return self._eligible.get(player, [])
 
 
 # --- computation --------------------------------------------------------------------------
@@ -968,7 +993,7 @@ def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | N
 
 
 def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
-    keys = [k for k in res.models.eligible if k[0] == player]
+    keys = res.eligible_of(player)
     if not keys:
         return None
     labels = markov.class_labels()
@@ -1051,15 +1076,12 @@ def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
     res: ConformanceResult = site.results["conformance"]
-    mine = res.strength[res.strength["player"] == player]
-    if mine.empty:
-        return []
-    rows = [{**r, "href": site.player_path(player)} for r in records(mine)]
+    rows = [{**r, "href": site.player_path(player)} for r in res.by_player("strength", player)]
     if not rows:
         return []
-    best = [r for r in records(res.best) if r["player"] == player and r["best"]]
+    best = [r for r in res.by_player("best", player) if r["best"]]
     blends = []
-    for key in (k for k in res.models.eligible if k[0] == player):
+    for key in res.eligible_of(player):
         for colour, rows_obs in (
             ("White", res.models.white_rows),
             ("Black", res.models.black_rows),
