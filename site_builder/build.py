@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import fnmatch
 import shutil
@@ -59,6 +60,8 @@ class BuildStats:
     #: Why this build differs from the last one (``--explain``).
     explanation: list[str] = field(default_factory=list)
     written: WriteStats | None = None
+    #: Metric families recomputed (the others were unchanged and reused).
+    recomputed: list[str] = field(default_factory=list)
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -488,9 +491,83 @@ def failed_positions_report(
     return out
 
 
-def compute_metrics(site: SiteData, families: list[Family]) -> None:
+#: Settings sections each family's numbers depend on, besides [site] and [analysis]
+#: (a family not listed depends on every section). Results of other families that a
+#: family reads are tracked as it runs.
+FAMILY_SETTINGS: dict[str, tuple[str, ...]] = {
+    "quality": ("quality",),
+    "results": ("results", "time_control"),
+    "conformance": ("conformance", "content", "time_control"),
+    "intrinsic": ("intrinsic",),
+    "bayesian": ("bayesian", "intrinsic"),
+    "agreement": (),
+    "core": (),
+}
+
+
+class _RecordingResults(dict[str, Any]):
+    """site.results that remembers which other families' results a family read."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(data)
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def compute_metrics(
+    site: SiteData,
+    families: list[Family],
+    build_cache: BuildCache | None = None,
+    data_key: str = "",
+) -> list[str]:
+    """Compute every family; returns the names of those actually recomputed.
+
+    With a build cache, a family whose code, settings sections, data (``data_key``) and the
+    results it read from other families are unchanged since the last build is not recomputed.
+    """
+    recomputed: list[str] = []
+    keys: dict[str, str] = {}
+    code = code_digest()
+    sections = [f.name for f in dataclasses.fields(site.settings)]
     for fam in families:
-        site.results[fam.name] = fam.compute(site)
+        used = ("site", "analysis", *FAMILY_SETTINGS.get(fam.name, tuple(sections)))
+        own = digest(
+            [code, fam.name, {s: site.settings.digest(s) for s in sorted(set(used))}, data_key]
+        )
+        slot = f"family|{fam.name}"
+        memo = build_cache.get(slot) if build_cache is not None else None
+        if (
+            memo is not None
+            and memo["own"] == own
+            and all(keys.get(d) == k for d, k in memo["deps"].items())
+        ):
+            site.results[fam.name] = memo["result"]
+            keys[fam.name] = memo["key"]
+            continue
+        recording = _RecordingResults(site.results)
+        site.results = recording
+        try:
+            result = fam.compute(site)
+        finally:
+            site.results = dict(recording)
+        site.results[fam.name] = result
+        deps = {d: keys.get(d, "") for d in sorted(recording.read - {fam.name})}
+        keys[fam.name] = digest([own, deps])
+        recomputed.append(fam.name)
+        if build_cache is not None:
+            # An unpicklable result is simply not memoised.
+            with contextlib.suppress(Exception):
+                build_cache.set(
+                    slot, {"own": own, "deps": deps, "key": keys[fam.name], "result": result}
+                )
+    return recomputed
 
 
 @dataclass
@@ -528,6 +605,10 @@ def render_site(
     )
     swap_into_place(staging, output_dir)
     return RenderResult(len(pages), written), digests
+
+
+#: The manifest entries every family's numbers depend on (besides code and settings).
+DATA_KEYS = ("spec", "files", "players", "analysed", "problems")
 
 
 def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
@@ -602,7 +683,9 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         families = all_families()
-        compute_metrics(site, families)
+        stats.recomputed = compute_metrics(
+            site, families, build_cache, digest([new[k] for k in DATA_KEYS])
+        )
         clock.lap("metrics")
         result, digests = render_site(site, families, output_dir, old.get("pages"))
         build_cache.set(manifest_key, {**new, "pages": digests})

@@ -49,7 +49,7 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
 
     first = build(content, out, settings, cache_dir=cache, **quiet)
     assert first.written is not None and first.written.reused == 0
-    assert len(first.written.changed) == first.pages + 3  # and the three assets
+    assert first.written.unchanged == 0 and len(first.written.changed) > first.pages
     before = _stamps(out)
 
     # Nothing changed: no metric work, no page written.
@@ -85,3 +85,54 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
     assert third.written is not None and len(third.written.removed) >= 3
     games_left = sorted(p.name for p in (out / "games").glob("*.html"))
     assert len(games_left) == 6
+
+
+def test_settings_changes_invalidate_the_right_layer(tmp_path: Path) -> None:
+    wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
+    content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:4]) + "\n"}, SETTINGS)
+    shutil.copytree(DATA / "small-site/analysis", content / "analysis")
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    quiet = {"progress": False, "echo": lambda s: None}
+    first = build(content, out, load_settings(content), cache_dir=cache, **quiet)
+    assert "quality" in first.recomputed and "intrinsic" in first.recomputed
+
+    # A metric parameter: that metric (and what reads it) only.
+    (content / "site.toml").write_text(SETTINGS + "\n[quality]\nclip_cp = 250\n")
+    second = build(content, out, load_settings(content), cache_dir=cache, **quiet)
+    assert "quality" in second.recomputed
+    assert not {"intrinsic", "bayesian", "conformance"} & set(second.recomputed)
+    assert "settings [quality] changed: the metrics that use it are recomputed" in (
+        second.explanation
+    )
+    assert second.analysed == 0
+
+    # A template: re-render only.
+    import site_builder.build as build_module
+
+    real = build_module.templates_digest
+    try:
+        build_module.templates_digest = lambda: "edited"  # type: ignore[assignment]
+        fourth = build(content, out, load_settings(content), cache_dir=cache, **quiet)
+    finally:
+        build_module.templates_digest = real  # type: ignore[assignment]
+    assert fourth.recomputed == []
+    assert "templates changed: pages are re-rendered" in fourth.explanation
+    assert fourth.written is not None and fourth.written.rendered > 0
+
+    # New analysis settings: re-analysis under a new key; the old entries stay cached.
+    (content / "site.toml").write_text(SETTINGS.replace("depth = 6", "depth = 5"))
+    third = build(content, out, load_settings(content), cache_dir=cache, **quiet)
+    assert third.analysed == third.positions > 0
+    back = build(
+        content,
+        tmp_path / "out-back",
+        load_settings(content) if False else _settings(content, SETTINGS),
+        cache_dir=cache,
+        **quiet,
+    )
+    assert back.analysed == 0  # depth 6 entries are still in the cache
+
+
+def _settings(content: Path, text: str):  # type: ignore[no-untyped-def]
+    (content / "site.toml").write_text(text)
+    return load_settings(content)
