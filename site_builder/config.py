@@ -260,25 +260,49 @@ class ConformanceSection:
 class IntrinsicSection:
     """Regan & Haworth's intrinsic ratings (METHODS.md section 4)."""
 
+    #: Candidate lines N per turn (the played move is added when it is outside them).
     lines: int = 10
     first_move: int = 9
+    #: Turns whose position score |e_best| exceeds this are skipped.
     max_eval_cp: int = 300
     tie_penalty_pawns: float = 0.03
-    #: "percentile" (default), "ml" or "mm_ad"
+    #: "percentile" (default), "ml" or "mm_ad": the fit used for the calibration and the IPRs.
     fit: str = "percentile"
     milepost_step: int = 100
     milepost_min: int = 2000
     milepost_max: int = 2800
-    milepost_width: int = 20
+    #: Both players within ± this of a milepost. The seed uses 20; the demo's calibration
+    #: set was selected with 75 (content/games/calibration/SOURCE.txt).
+    milepost_width: int = 75
+    #: Turns a milepost bucket needs to be fitted.
     min_turns: int = 500
-    bootstrap: int = 200
+    #: Fitted buckets the Elo calibration needs.
+    min_buckets: int = 3
+    #: Turns a player, player-year or event needs for an IPR.
+    ipr_min_turns: int = 150
+    #: The rating list: each player's last two years (to their own latest game).
+    window_months: int = 24
+    bootstrap: int = 1000
     seed: int = 20111
+    #: The Elo grid of calibrated agents an IPR is chosen from.
+    elo_grid_min: int = 1000
+    elo_grid_max: int = 3600
+    elo_grid_step: int = 25
+
+    def __post_init__(self) -> None:
+        if self.fit not in ("percentile", "ml", "mm_ad"):
+            raise ConfigError(f'[intrinsic] fit = {self.fit!r}: use "percentile", "ml" or "mm_ad"')
+        if self.milepost_min > self.milepost_max:
+            raise ConfigError("[intrinsic] milepost_min must not exceed milepost_max")
+        if self.elo_grid_max - self.elo_grid_min < 4 * self.elo_grid_step:
+            raise ConfigError("[intrinsic] the Elo grid needs at least five points")
 
 
 @dataclass(frozen=True)
 class BayesianSection:
     """Di Fatta, Haworth & Regan's Bayesian skill (METHODS.md section 5)."""
 
+    #: Candidates: the top ``lines`` lines plus the played move when it is outside them.
     lines: int = 10
     first_move: int = 13
     k_pawns: float = 0.1
@@ -286,8 +310,21 @@ class BayesianSection:
     c_max: float = 5.0
     coarse_step: float = 0.1
     fine_step: float = 0.001
-    group_width: int = 10
+    #: Adaptive grid: keep the points whose log posterior is within this of the maximum.
+    narrow_log: float = 20.0
+    #: Elo groups: both players within ± this of a milepost of [intrinsic] (the seed: 10).
+    group_width: int = 75
+    #: Turns a player or player-year needs to be listed.
     min_turns: int = 100
+    #: Turns an Elo group needs to enter the Elo mapping.
+    group_min_turns: int = 500
+    window_months: int = 24
+
+    def __post_init__(self) -> None:
+        if self.c_min >= self.c_max:
+            raise ConfigError("[bayesian] c_min must be below c_max")
+        if self.fine_step > self.coarse_step:
+            raise ConfigError("[bayesian] fine_step must not exceed coarse_step")
 
 
 @dataclass(frozen=True)
@@ -386,6 +423,35 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("results", "endgame_check_move"): (1, 1000),
     ("results", "endgame_max_balance"): (0, 39),
     ("results", "chart_players"): (0, 100),
+    ("intrinsic", "lines"): (2, 50),
+    ("intrinsic", "first_move"): (1, 500),
+    ("intrinsic", "max_eval_cp"): (1, 100000),
+    ("intrinsic", "tie_penalty_pawns"): (0, 1),
+    ("intrinsic", "milepost_step"): (10, 1000),
+    ("intrinsic", "milepost_min"): (0, 4000),
+    ("intrinsic", "milepost_max"): (0, 4000),
+    ("intrinsic", "milepost_width"): (0, 500),
+    ("intrinsic", "min_turns"): (10, 10**8),
+    ("intrinsic", "min_buckets"): (2, 100),
+    ("intrinsic", "ipr_min_turns"): (10, 10**8),
+    ("intrinsic", "window_months"): (1, 1200),
+    ("intrinsic", "bootstrap"): (20, 100000),
+    ("intrinsic", "seed"): (0, 2**32 - 1),
+    ("intrinsic", "elo_grid_min"): (0, 4000),
+    ("intrinsic", "elo_grid_max"): (0, 5000),
+    ("intrinsic", "elo_grid_step"): (1, 200),
+    ("bayesian", "lines"): (1, 500),
+    ("bayesian", "first_move"): (1, 500),
+    ("bayesian", "k_pawns"): (0.001, 100),
+    ("bayesian", "c_min"): (0, 100),
+    ("bayesian", "c_max"): (0.01, 100),
+    ("bayesian", "coarse_step"): (0.0001, 10),
+    ("bayesian", "fine_step"): (0.00001, 10),
+    ("bayesian", "narrow_log"): (1, 1000),
+    ("bayesian", "group_width"): (0, 500),
+    ("bayesian", "min_turns"): (1, 10**8),
+    ("bayesian", "group_min_turns"): (1, 10**8),
+    ("bayesian", "window_months"): (1, 1200),
     ("results", "lists_min_games"): (1, 100000),
     ("results", "reseed_months"): (0, 12000),
 }

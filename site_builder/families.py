@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from site_builder.render import champions_pages, quality_pages, results_pages
+from site_builder.render import (
+    agreement_pages,
+    bayesian_pages,
+    champions_pages,
+    intrinsic_pages,
+    quality_pages,
+    results_pages,
+)
 from site_builder.render.core_pages import make_core_family
 from site_builder.sitedata import Family
 
@@ -10,6 +17,10 @@ METRIC_FAMILIES: list[Family] = [
     quality_pages.FAMILY,
     results_pages.FAMILY,
     champions_pages.FAMILY,
+    intrinsic_pages.FAMILY,
+    bayesian_pages.FAMILY,
+    # Last: it reads the results of the families above.
+    agreement_pages.FAMILY,
 ]
 
 

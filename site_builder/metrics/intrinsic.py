@@ -1,0 +1,828 @@
+"""Intrinsic performance ratings (Regan & Haworth 2011; METHODS.md section 4). Pure numpy/scipy.
+
+A turn's *spread* is the list of its candidate moves' scaled errors ``δ_i`` (pawns), best
+first. An agent ``(s, c)`` gives each move the proxy ``y_i = exp(−(δ_i/s)^c)`` and the
+probability ``p_i = p0^(1/y_i)`` with ``Σ p_i = 1`` (``p0`` solved by root finding). Fits of
+``(s, c)`` to a set of turns: the percentile method (default), maximum likelihood, or
+matching the first-choice rate ``mm`` and the scaled average difference ``ad``.
+
+The Elo calibration fits ``(s, c)`` per milepost bucket of the content's rated games, fits
+``c`` as a line in Elo, refits ``s`` with ``c`` fixed and fits the line ``Elo(s)``. The
+calibrated agents form a one-parameter family ``A(E) = (s(E), c(E))``; the intrinsic
+performance rating (IPR) of a set of turns is the ``E`` whose agent fits them best, with a
+95% interval from a bootstrap over games.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import optimize
+
+from site_builder.config import IntrinsicSection
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+#: Percentile points q = 0, 0.05, ..., 1 of the percentile method.
+QUANTILES: FloatArray = np.round(np.linspace(0.0, 1.0, 21), 10)
+#: Largest exponent (δ/s)^c kept: exp(700) is near the largest double.
+_Z_MAX = 700.0
+#: Fitting methods and their names on the pages.
+METHODS = {"percentile": "percentile", "ml": "maximum likelihood", "mm_ad": "matching mm and ad"}
+S_BOUNDS = (0.002, 5.0)
+C_BOUNDS = (0.05, 6.0)
+
+
+# --------------------------------------------------------------------------- scaled errors
+
+
+def scaled_error(e0: FloatArray | float, ei: FloatArray | float) -> FloatArray:
+    """``|∫ dx/(1+|x|)|`` from ``e0`` to ``ei`` (pawns).
+
+    Same sign: ``|ln(1+|e0|) − ln(1+|ei|)|``; across 0: ``ln(1+|e0|) + ln(1+|ei|)``.
+
+    >>> float(scaled_error(1.0, 0.0).round(4)), float(scaled_error(0.5, -0.5).round(4))
+    (0.6931, 0.8109)
+    """
+    a = np.asarray(e0, dtype=float)
+    b = np.asarray(ei, dtype=float)
+    la, lb = np.log1p(np.abs(a)), np.log1p(np.abs(b))
+    same = a * b >= 0
+    return np.asarray(np.where(same, np.abs(la - lb), la + lb), dtype=float)
+
+
+@dataclass(frozen=True)
+class Spreads:
+    """Turns as padded arrays: ``delta[t, i]`` is the i-th smallest scaled error (pawns) of
+    turn t, ``valid`` marks real entries, ``played[t]`` the played move's column."""
+
+    delta: FloatArray
+    valid: BoolArray
+    played: IntArray
+
+    def __len__(self) -> int:
+        return int(self.played.shape[0])
+
+    def take(self, index: IntArray | BoolArray) -> Spreads:
+        return Spreads(self.delta[index], self.valid[index], self.played[index])
+
+    @property
+    def delta_played(self) -> FloatArray:
+        return np.asarray(self.delta[np.arange(len(self)), self.played], dtype=float)
+
+    @property
+    def lines(self) -> int:
+        return int(self.delta.shape[1])
+
+
+def spreads_from_scores(
+    scores: Sequence[Sequence[float]], played: Sequence[int], tie_penalty: float
+) -> Spreads:
+    """Spreads from the candidates' scores in pawns (mover's view, best first) and the played
+    move's index among them.
+
+    A candidate tied with the first (other than the first) gets ``e − tie_penalty``; a score
+    above the first (search noise of a separately searched move) counts as a tie. The columns
+    are sorted by scaled error, so the played index is remapped.
+    """
+    n = len(scores)
+    width = max((len(row) for row in scores), default=1)
+    e = np.full((n, width), np.nan)
+    for t, row in enumerate(scores):
+        e[t, : len(row)] = row
+    valid = ~np.isnan(e)
+    e0 = e[:, :1]
+    ties = valid & (e >= e0)
+    ties[:, 0] = False
+    e = np.where(ties, e0 - tie_penalty, e)
+    delta = np.where(valid, scaled_error(e0, np.nan_to_num(e)), np.inf)
+    order = np.argsort(delta, axis=1, kind="stable")
+    rank_of = np.argsort(order, axis=1, kind="stable")
+    played_arr = np.asarray(played, dtype=np.int64)
+    new_played = rank_of[np.arange(n), played_arr].astype(np.int64)
+    return Spreads(
+        np.take_along_axis(delta, order, axis=1),
+        np.take_along_axis(valid, order, axis=1),
+        new_played,
+    )
+
+
+TURN_COLUMNS = ["game_id", "player", "white", "player_elo", "opponent_elo", "months", "year"]
+
+
+def select_turns(moves: pd.DataFrame, cfg: IntrinsicSection) -> pd.DataFrame:
+    """The turns the model uses: from ``first_move``, not forced, not a repetition,
+    ``|e_best| ≤ max_eval_cp`` and at least two candidate lines."""
+    if moves.empty:
+        return moves
+    keep = (
+        (moves["move_number"] >= cfg.first_move)
+        & ~moves["forced"].astype(bool)
+        & ~moves["repetition"].astype(bool)
+        & (moves["e_best"].abs() <= cfg.max_eval_cp)
+        & (moves["line_scores"].map(len) >= 2)
+    )
+    return moves[keep]
+
+
+def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spreads, pd.DataFrame]:
+    """Spreads of the selected turns (top ``lines`` lines; the played move appended when it is
+    outside them) and their meta data (``TURN_COLUMNS``, one row per turn, same order)."""
+    sel = select_turns(moves, cfg)
+    scores: list[list[float]] = []
+    played: list[int] = []
+    for line_scores, rank, e_played in zip(
+        sel["line_scores"], sel["played_rank"], sel["e_played"], strict=True
+    ):
+        row = [v / 100.0 for v in list(line_scores)[: cfg.lines]]
+        r = int(rank)
+        if 1 <= r <= len(row):
+            played.append(r - 1)
+        else:
+            played.append(len(row))
+            row.append(float(e_played) / 100.0)
+        scores.append(row)
+    spreads = spreads_from_scores(scores, played, cfg.tie_penalty_pawns)
+    meta = sel[TURN_COLUMNS].reset_index(drop=True)
+    meta["outside"] = [p >= cfg.lines for p in played]
+    return spreads, meta
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def proxies(delta: FloatArray, s: float, c: float) -> FloatArray:
+    """``y = exp(−(δ/s)^c)``."""
+    return np.asarray(np.exp(-np.minimum((delta / s) ** c, _Z_MAX)), dtype=float)
+
+
+def probabilities(sp: Spreads, s: float, c: float) -> FloatArray:
+    """``p_i = p0^(1/y_i)`` with ``Σ_i p_i = 1`` for every turn (padding gets 0)."""
+    return solve_probabilities(sp, s, c)[0]
+
+
+def solve_probabilities(
+    sp: Spreads, s: float, c: float, v0: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """Probabilities and ``v = ln(−ln p0)`` per turn.
+
+    With ``z_i = (δ_i/s)^c`` (so ``1/y_i = e^z_i``) and ``p0 = exp(−e^v)``, ``v`` solves
+    ``h(v) = ln Σ_i exp(−e^(v + z_i)) = 0``; ``h`` falls from ``ln n`` (v → −∞) to at most 0
+    at ``v = ln ln n``. Newton steps in ``v``, safeguarded by bisection in that bracket, from
+    ``v0`` (e.g. the solution for a nearby agent) or else the guess ``p0 = 1/Σ y_i`` (exact
+    when all ``y_i`` are equal), until ``|h| < 1e-12``.
+    """
+    z = np.where(sp.valid, np.minimum((sp.delta / s) ** c, _Z_MAX), _Z_MAX)
+    n = sp.valid.sum(axis=1).astype(float)
+    lo = np.full(len(n), -60.0)
+    hi = np.log(np.log(np.maximum(n, 2.0)))
+    if v0 is None:
+        y_sum = np.where(sp.valid, np.exp(-z), 0.0).sum(axis=1)
+        v0 = np.log(np.maximum(np.log(y_sum), 1e-26))
+    v = np.clip(v0, lo, hi)
+    rows = np.arange(len(n))
+    for _ in range(200):
+        # Padding has z = 700, so e ≥ e^640 and its weight exp(−e) is exactly 0.
+        e = np.exp(np.minimum(v[rows, None] + z[rows], _Z_MAX))
+        w = np.exp(-e)
+        total = w.sum(axis=1)
+        h = np.log(total)
+        slope = -(w * e).sum(axis=1) / total
+        lo_r = np.where(h >= 0, np.maximum(lo[rows], v[rows]), lo[rows])
+        hi_r = np.where(h <= 0, np.minimum(hi[rows], v[rows]), hi[rows])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = v[rows] - h / slope
+        bad = ~((step >= lo_r) & (step <= hi_r))
+        lo[rows], hi[rows] = lo_r, hi_r
+        v[rows] = np.where(bad, 0.5 * (lo_r + hi_r), step)
+        rows = rows[(np.abs(h) >= 1e-12) & (hi_r - lo_r > 1e-14)]
+        if len(rows) == 0:
+            break
+    p = np.exp(-np.exp(np.minimum(v[:, None] + z, _Z_MAX)))
+    return np.asarray(p / p.sum(axis=1, keepdims=True), dtype=float), v
+
+
+def percentile_ups(p: FloatArray, played: IntArray) -> FloatArray:
+    """The "up" share of every turn at every percentile q (turns × len(QUANTILES)).
+
+    ``p−`` = probability of the moves listed before the played one, ``p+ = p− + p_played``:
+    up when ``p+ ≤ q``, down when ``p− ≥ q``, else ``(q − p−)/p_played`` up. ``p−`` is a
+    prefix sum and ``p+`` one minus a suffix sum, so the two ends stay exact in floating point
+    (q = 1 is always up, q = 0 always down).
+    """
+    cols = np.arange(p.shape[1])[None, :]
+    p_minus = np.where(cols < played[:, None], p, 0.0).sum(axis=1)
+    p_plus = 1.0 - np.where(cols > played[:, None], p, 0.0).sum(axis=1)
+    width = p_plus - p_minus
+    q = QUANTILES[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = (q - p_minus[:, None]) / width[:, None]
+    ups = np.where(p_plus[:, None] <= q, 1.0, np.where(p_minus[:, None] >= q, 0.0, frac))
+    return np.asarray(np.clip(ups, 0.0, 1.0), dtype=float)
+
+
+@dataclass(frozen=True)
+class TurnStats:
+    """Per-turn quantities of one agent, all additive over turns."""
+
+    ups: FloatArray  #: turns × quantiles
+    log_p: FloatArray  #: ln p of the played move
+    p_first: FloatArray  #: p of the first-listed move
+    ad_p: FloatArray  #: Σ_i δ_i p_i
+    p: FloatArray  #: turns × lines
+
+
+def turn_stats(sp: Spreads, s: float, c: float, p: FloatArray | None = None) -> TurnStats:
+    """The per-turn statistics of agent ``(s, c)`` (``p``: its probabilities, if known)."""
+    if p is None:
+        p = probabilities(sp, s, c)
+    rows = np.arange(len(sp))
+    d = np.where(sp.valid, sp.delta, 0.0)
+    return TurnStats(
+        ups=percentile_ups(p, sp.played),
+        log_p=np.log(np.maximum(p[rows, sp.played], 1e-300)),
+        p_first=p[:, 0],
+        ad_p=(d * p).sum(axis=1),
+        p=p,
+    )
+
+
+# --------------------------------------------------------------------------- objectives
+
+
+def percentile_score(up_sum: FloatArray, n: FloatArray | float) -> FloatArray:
+    """``Σ_q (R_q − q)²`` from summed ups (… × quantiles) and turn counts."""
+    r = up_sum / np.asarray(n, dtype=float)[..., None]
+    return np.asarray(((r - QUANTILES) ** 2).sum(axis=-1), dtype=float)
+
+
+def mm_ad_score(
+    p_first: FloatArray, matches: FloatArray, ad_p: FloatArray, ad_a: FloatArray
+) -> FloatArray:
+    """Relative squared misfit of ``mm`` and ``ad`` (all arguments are sums or means alike)."""
+    mm_a = np.maximum(matches, 1e-12)
+    ad = np.maximum(ad_a, 1e-12)
+    return np.asarray(((p_first - matches) / mm_a) ** 2 + ((ad_p - ad_a) / ad) ** 2, dtype=float)
+
+
+def objective(sp: Spreads, s: float, c: float, method: str) -> float:
+    st = turn_stats(sp, s, c)
+    n = float(len(sp))
+    if method == "percentile":
+        return float(percentile_score(st.ups.sum(axis=0), n))
+    if method == "ml":
+        return float(-st.log_p.sum() / n)
+    if method == "mm_ad":
+        matches = float((sp.played == 0).mean())
+        return float(
+            mm_ad_score(
+                np.asarray(st.p_first.mean()),
+                np.asarray(matches),
+                np.asarray(st.ad_p.mean()),
+                np.asarray(sp.delta_played.mean()),
+            )
+        )
+    raise ValueError(f"fit method {method!r}: use one of {', '.join(METHODS)}")
+
+
+# --------------------------------------------------------------------------- fits
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A fitted agent and how well it reproduces the turns."""
+
+    method: str
+    s: float
+    c: float
+    turns: int
+    mm_p: float  #: projected first-choice rate M_0
+    mm_a: float  #: actual first-choice rate
+    ad_p: float  #: projected scaled average difference (pawns)
+    ad_a: float  #: actual scaled average difference (pawns)
+    q_fit: float  #: 10,000 · mean_i (M_i − f_i)² over the listed moves i
+    score: float  #: the method's objective at the fit
+    projected: tuple[float, ...]  #: M_i, i = 0 .. lines−1
+    actual: tuple[float, ...]  #: f_i, the share of turns whose i-th listed move was played
+    outside: float  #: share of turns whose played move was outside the listed lines
+
+
+def describe_fit(sp: Spreads, s: float, c: float, method: str, lines: int) -> Fit:
+    st = turn_stats(sp, s, c)
+    n = len(sp)
+    width = min(lines, sp.lines)
+    projected = st.p[:, :width].mean(axis=0)
+    actual = np.array([(sp.played == i).mean() for i in range(width)])
+    return Fit(
+        method=method,
+        s=float(s),
+        c=float(c),
+        turns=n,
+        mm_p=float(st.p_first.mean()),
+        mm_a=float((sp.played == 0).mean()),
+        ad_p=float(st.ad_p.mean()),
+        ad_a=float(sp.delta_played.mean()),
+        q_fit=float(10_000 * np.mean((projected - actual) ** 2)),
+        score=objective(sp, s, c, method),
+        projected=tuple(float(x) for x in projected),
+        actual=tuple(float(x) for x in actual),
+        outside=float((sp.played >= width).mean()),
+    )
+
+
+_S_START = (0.05, 0.15, 0.4)
+_C_START = (0.4, 0.7, 1.2)
+
+
+def residuals(sp: Spreads, s: float, c: float, method: str) -> FloatArray:
+    """The misfits whose squares the percentile and mm/ad methods minimise: ``R_q − q`` for
+    every q, or the relative misses of mm and ad."""
+    st = turn_stats(sp, s, c)
+    n = float(len(sp))
+    if method == "percentile":
+        return np.asarray(st.ups.sum(axis=0) / n - QUANTILES, dtype=float)
+    if method == "mm_ad":
+        mm_a = max(float((sp.played == 0).mean()), 1e-12)
+        ad_a = max(float(sp.delta_played.mean()), 1e-12)
+        return np.array(
+            [(float(st.p_first.mean()) - mm_a) / mm_a, (float(st.ad_p.mean()) - ad_a) / ad_a]
+        )
+    raise ValueError(f"fit method {method!r} has no residual form")
+
+
+def fit_agent(sp: Spreads, method: str = "percentile", lines: int = 10) -> Fit:
+    """Fit ``(s, c)`` in ``(ln s, c)``, from the best point of a 3 × 3 start grid: the
+    percentile and mm/ad methods as least squares on their residuals (trust-region
+    reflective), maximum likelihood by L-BFGS-B; both within the bounds S_BOUNDS, C_BOUNDS."""
+    if len(sp) == 0:
+        raise ValueError("fit_agent needs at least one turn")
+    if method not in METHODS:
+        raise ValueError(f"fit method {method!r}: use one of {', '.join(METHODS)}")
+    best = min(
+        ((objective(sp, s, c, method), s, c) for s in _S_START for c in _C_START),
+        key=lambda t: t[0],
+    )
+    x0 = np.array([math.log(best[1]), best[2]])
+    lower = np.array([math.log(S_BOUNDS[0]), C_BOUNDS[0]])
+    upper = np.array([math.log(S_BOUNDS[1]), C_BOUNDS[1]])
+    if method == "ml":
+        res = optimize.minimize(
+            lambda x: objective(sp, math.exp(float(x[0])), float(x[1]), method),
+            x0,
+            method="L-BFGS-B",
+            bounds=list(zip(lower, upper, strict=True)),
+            options={"eps": 1e-6},
+        )
+        x = res.x
+    else:
+        ls = optimize.least_squares(
+            lambda x: residuals(sp, math.exp(float(x[0])), float(x[1]), method),
+            x0,
+            bounds=(lower, upper),
+            x_scale=np.array([0.1, 0.05]),
+            xtol=1e-6,
+            ftol=1e-10,
+            diff_step=1e-4,
+        )
+        x = ls.x
+    return describe_fit(sp, math.exp(float(x[0])), float(x[1]), method, lines)
+
+
+def fit_s(sp: Spreads, c: float, method: str = "percentile", lines: int = 10) -> Fit:
+    """Fit ``s`` with ``c`` fixed (one-dimensional, bounded, in ``ln s``)."""
+    grid = np.geomspace(S_BOUNDS[0] * 2, 2.0, 16)
+    values = [objective(sp, float(s), c, method) for s in grid]
+    k = int(np.argmin(values))
+    lo = math.log(grid[max(k - 1, 0)])
+    hi = math.log(grid[min(k + 1, len(grid) - 1)])
+    res = optimize.minimize_scalar(
+        lambda x: objective(sp, math.exp(x), c, method),
+        bounds=(lo, hi),
+        method="bounded",
+        options={"xatol": 1e-6},
+    )
+    return describe_fit(sp, math.exp(float(res.x)), c, method, lines)
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+@dataclass(frozen=True)
+class Line:
+    """``y = intercept + slope·x`` fitted by weighted least squares on ``n`` points."""
+
+    intercept: float
+    slope: float
+    n: int
+
+    def __call__(self, x: float) -> float:
+        return self.intercept + self.slope * x
+
+
+def weighted_line(x: Sequence[float], y: Sequence[float], w: Sequence[float]) -> Line:
+    xa, ya, wa = (np.asarray(v, dtype=float) for v in (x, y, w))
+    if len(xa) < 2 or np.ptp(xa) == 0:
+        raise ValueError("a line needs two distinct x values")
+    slope, intercept = np.polyfit(xa, ya, 1, w=np.sqrt(wa))
+    return Line(float(intercept), float(slope), len(xa))
+
+
+def elo_values(column: pd.Series) -> FloatArray:
+    """An Elo column (nullable integers) as floats, NaN where missing."""
+    return np.asarray(column.astype("Float64").to_numpy(dtype=float, na_value=np.nan), dtype=float)
+
+
+def bucket_of(
+    player_elo: FloatArray, opponent_elo: FloatArray, mileposts: Sequence[int], width: int
+) -> FloatArray:
+    """Milepost of each turn: both Elos within ±width of it (the nearest to their mean, the
+    lower on a tie); NaN when none."""
+    out = np.full(len(player_elo), np.nan)
+    best = np.full(len(player_elo), np.inf)
+    mean = (player_elo + opponent_elo) / 2
+    for m in sorted(mileposts):
+        ok = (np.abs(player_elo - m) <= width) & (np.abs(opponent_elo - m) <= width)
+        dist = np.abs(mean - m)
+        take = ok & (dist < best)
+        out[take], best[take] = m, dist[take]
+    return out
+
+
+@dataclass(frozen=True)
+class Bucket:
+    milepost: int
+    games: int
+    turns: int
+    mean_elo: float
+    fit: Fit | None  #: (s, c) fitted freely
+    refit: Fit | None  #: s refitted with c from the line
+    status: str  #: "" or why the bucket is not used
+
+
+@dataclass(frozen=True)
+class Calibration:
+    method: str
+    width: int
+    buckets: tuple[Bucket, ...]
+    c_line: Line | None  #: c as a function of Elo
+    elo_line: Line | None  #: Elo as a function of s
+    status: str  #: "" when usable, else why not
+
+    @property
+    def usable(self) -> bool:
+        return self.status == ""
+
+    def agent(self, elo: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``(s(E), c(E))`` of the calibrated agents of the Elo values ``E``."""
+        assert self.c_line is not None and self.elo_line is not None
+        e = np.asarray(elo, dtype=float)
+        s = (e - self.elo_line.intercept) / self.elo_line.slope
+        return s, self.c_line.intercept + self.c_line.slope * e
+
+
+def calibrate(
+    sp: Spreads,
+    meta: pd.DataFrame,
+    cfg: IntrinsicSection,
+    method: str | None = None,
+) -> Calibration:
+    """Buckets, a free fit per bucket, the weighted line c(Elo), s refitted, the line Elo(s).
+
+    Lines are weighted by the buckets' turn counts; buckets with fewer than ``min_turns``
+    turns are listed but not used.
+    """
+    method = method or cfg.fit
+    mileposts = list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
+    pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
+    which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
+    buckets: list[Bucket] = []
+    for m in mileposts:
+        idx = np.flatnonzero(which == m)
+        games = int(meta["game_id"].iloc[idx].nunique()) if len(idx) else 0
+        mean_elo = float(pe[idx].mean()) if len(idx) else float("nan")
+        if len(idx) < cfg.min_turns:
+            status = f"too few turns: {len(idx)} (a fit needs {cfg.min_turns})"
+            buckets.append(Bucket(m, games, len(idx), mean_elo, None, None, status))
+            continue
+        fit = fit_agent(sp.take(idx), method, cfg.lines)
+        buckets.append(Bucket(m, games, len(idx), mean_elo, fit, None, ""))
+    used = [b for b in buckets if b.fit is not None]
+    if len(used) < cfg.min_buckets:
+        status = (
+            f"n/a: {len(used)} milepost bucket(s) with at least {cfg.min_turns} turns; "
+            f"the calibration needs {cfg.min_buckets}"
+        )
+        return Calibration(method, cfg.milepost_width, tuple(buckets), None, None, status)
+    c_line = weighted_line(
+        [b.mean_elo for b in used],
+        [b.fit.c for b in used if b.fit],
+        [b.turns for b in used],
+    )
+    refits: dict[int, Fit] = {}
+    for b in used:
+        idx = np.flatnonzero(which == b.milepost)
+        refits[b.milepost] = fit_s(sp.take(idx), c_line(b.mean_elo), method, cfg.lines)
+    buckets = [
+        Bucket(b.milepost, b.games, b.turns, b.mean_elo, b.fit, refits.get(b.milepost), b.status)
+        for b in buckets
+    ]
+    elo_line = weighted_line(
+        [refits[b.milepost].s for b in used],
+        [b.mean_elo for b in used],
+        [b.turns for b in used],
+    )
+    status = ""
+    if elo_line.slope >= 0:
+        status = (
+            "n/a: the fitted Elo(s) line does not fall with s (a smaller s is a sharper "
+            "player), so it cannot map s to Elo"
+        )
+    return Calibration(method, cfg.milepost_width, tuple(buckets), c_line, elo_line, status)
+
+
+# --------------------------------------------------------------------------- IPR
+
+
+#: Smallest s an agent of the Elo grid may have (the Elo(s) line reaches s = 0 at some Elo).
+S_GRID_MIN = 0.01
+
+
+def elo_grid(cal: Calibration, lo: float, hi: float, step: float) -> FloatArray:
+    """The Elo values ``lo, lo + step, …, hi`` whose calibrated agent is valid:
+    ``s(E) ≥ S_GRID_MIN`` and ``c(E)`` within the fitting bounds."""
+    grid = np.arange(lo, hi + step / 2, step, dtype=float)
+    s, c = cal.agent(grid)
+    ok = (s >= S_GRID_MIN) & (s <= S_BOUNDS[1]) & (c >= C_BOUNDS[0]) & (c <= C_BOUNDS[1])
+    return np.asarray(grid[ok], dtype=float)
+
+
+@dataclass(frozen=True)
+class UnitTable:
+    """Sufficient statistics per unit (a player's turns in one game) for every agent of the
+    Elo grid, so that any set of units and any bootstrap resample is a weighted sum."""
+
+    grid: FloatArray  #: Elo values of the agents
+    keys: list[tuple[str, str]]  #: (game_id, player) per unit
+    n: FloatArray  #: turns per unit
+    ups: FloatArray  #: units × grid × quantiles
+    log_p: FloatArray  #: units × grid
+    p_first: FloatArray  #: units × grid
+    ad_p: FloatArray  #: units × grid
+    matches: FloatArray  #: units
+    ad_a: FloatArray  #: units
+    index: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+def unit_table(sp: Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArray) -> UnitTable:
+    """Sum each turn's statistics per unit, for the calibrated agent of every grid Elo."""
+    keys_frame = meta[["game_id", "player"]].astype(str)
+    codes, uniques = pd.MultiIndex.from_frame(keys_frame).factorize(sort=True)
+    units = len(uniques)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    sp_sorted = sp.take(order)
+
+    def per_unit(values: FloatArray) -> FloatArray:
+        return np.asarray(np.add.reduceat(values, starts, axis=0), dtype=float)
+
+    k_n = len(grid)
+    ups = np.zeros((units, k_n, len(QUANTILES)))
+    log_p = np.zeros((units, k_n))
+    p_first = np.zeros((units, k_n))
+    ad_p = np.zeros((units, k_n))
+    s_grid, c_grid = cal.agent(grid)
+    v: FloatArray | None = None
+    for k in range(k_n):
+        s, c = float(s_grid[k]), float(c_grid[k])
+        p, v = solve_probabilities(sp_sorted, s, c, v)
+        st = turn_stats(sp_sorted, s, c, p)
+        ups[:, k] = per_unit(st.ups)
+        log_p[:, k] = per_unit(st.log_p)
+        p_first[:, k] = per_unit(st.p_first)
+        ad_p[:, k] = per_unit(st.ad_p)
+    n = per_unit(np.ones(len(sp_sorted)))
+    matches = per_unit((sp_sorted.played == 0).astype(float))
+    ad_a = per_unit(sp_sorted.delta_played)
+    keys = [(str(g), str(p)) for g, p in uniques]
+    return UnitTable(
+        grid,
+        keys,
+        n,
+        ups,
+        log_p,
+        p_first,
+        ad_p,
+        matches,
+        ad_a,
+        {key: i for i, key in enumerate(keys)},
+    )
+
+
+def _scores(
+    table: UnitTable, idx: IntArray, weights: FloatArray, method: str, ks: slice = slice(None)
+) -> FloatArray:
+    """Objective on the Elo grid (or its part ``ks``) for each weight vector over the units
+    ``idx`` (rows of ``weights``: the point estimate or bootstrap resamples)."""
+    grid_k = len(table.grid[ks])
+    n = weights @ table.n[idx]
+    if method == "percentile":
+        q_n = len(QUANTILES)
+        ups = table.ups[idx, ks].reshape(len(idx), grid_k * q_n)
+        up = (weights @ ups).reshape(-1, grid_k, q_n)
+        return percentile_score(up, np.repeat(n[:, None], grid_k, axis=1))
+    if method == "ml":
+        return np.asarray(-(weights @ table.log_p[idx, ks]) / n[:, None], dtype=float)
+    if method == "mm_ad":
+        return mm_ad_score(
+            (weights @ table.p_first[idx, ks]) / n[:, None],
+            ((weights @ table.matches[idx]) / n)[:, None],
+            (weights @ table.ad_p[idx, ks]) / n[:, None],
+            ((weights @ table.ad_a[idx]) / n)[:, None],
+        )
+    raise ValueError(f"fit method {method!r}: use one of {', '.join(METHODS)}")
+
+
+#: Bootstrap resamples are first searched within this many grid steps of the point estimate;
+#: a resample whose best agent lies on that window's edge is searched on the whole grid.
+_WINDOW = 20
+
+
+def _argmin_refined(grid: FloatArray, scores: FloatArray) -> tuple[FloatArray, BoolArray]:
+    """Minimum of each row, refined by a parabola through the best grid point and its
+    neighbours; flags rows whose minimum lies on the edge of the grid."""
+    k = np.argmin(scores, axis=1)
+    rows = np.arange(scores.shape[0])
+    edge = (k == 0) | (k == len(grid) - 1)
+    kk = np.clip(k, 1, len(grid) - 2)
+    y0, y1, y2 = scores[rows, kk - 1], scores[rows, kk], scores[rows, kk + 1]
+    denom = y0 - 2 * y1 + y2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        off = np.where(denom > 0, 0.5 * (y0 - y2) / denom, 0.0)
+    step = float(grid[1] - grid[0])
+    est = grid[kk] + np.clip(off, -1.0, 1.0) * step
+    est = np.where(edge, grid[k], est)
+    return np.asarray(est, dtype=float), np.asarray(edge, dtype=bool)
+
+
+@dataclass(frozen=True)
+class Ipr:
+    """An intrinsic performance rating with its bootstrap interval."""
+
+    elo: float
+    lo: float
+    hi: float
+    turns: int
+    games: int
+    edge: bool  #: the best agent lies on the edge of the Elo grid
+    s: float
+    c: float
+
+
+def stable_seed(seed: int, key: str) -> NDArray[np.uint32]:
+    """Seed material for one group: the configured seed and a CRC of the group's key, so a
+    group's resamples do not depend on which other groups exist."""
+    return np.array([seed, zlib.crc32(key.encode("utf-8"))], dtype=np.uint32)
+
+
+def ipr(
+    table: UnitTable,
+    units: Sequence[tuple[str, str]],
+    cal: Calibration,
+    method: str,
+    bootstrap: int,
+    seed: NDArray[np.uint32],
+    level: float = 0.95,
+) -> Ipr:
+    """The IPR of a set of units and its ``level`` interval by a bootstrap over games.
+
+    Games, not turns, are resampled (a game's turns are not independent); a unit set that
+    holds both sides of a game resamples the game with both.
+    """
+    idx = np.array(sorted(table.index[u] for u in units), dtype=np.int64)
+    games = [table.keys[i][0] for i in idx]
+    game_codes, game_names = pd.factorize(pd.Series(games), sort=True)
+    g = len(game_names)
+    est, edge = _argmin_refined(table.grid, _scores(table, idx, np.ones((1, len(idx))), method))
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, g, size=(bootstrap, g))
+    counts = np.zeros((bootstrap, g))
+    np.add.at(counts, (np.repeat(np.arange(bootstrap), g), draws.ravel()), 1.0)
+    weights = counts[:, game_codes]
+    k0 = int(np.argmin(np.abs(table.grid - est[0])))
+    lo_k, hi_k = max(0, k0 - _WINDOW), min(len(table.grid), k0 + _WINDOW + 1)
+    window = slice(lo_k, hi_k)
+    boot, edge = _argmin_refined(table.grid[window], _scores(table, idx, weights, method, window))
+    at_edge = edge & (boot > table.grid[0]) & (boot < table.grid[-1])
+    if at_edge.any():
+        full, _ = _argmin_refined(table.grid, _scores(table, idx, weights[at_edge], method))
+        boot[at_edge] = full
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(boot, [alpha, 1 - alpha])
+    s, c = cal.agent(est[:1])
+    return Ipr(
+        elo=float(est[0]),
+        lo=float(lo),
+        hi=float(hi),
+        turns=int(table.n[idx].sum()),
+        games=g,
+        edge=bool(edge[0]),
+        s=float(s[0]),
+        c=float(c[0]),
+    )
+
+
+def fixed_point_ipr(
+    sp: Spreads, cal: Calibration, method: str, start: float = 2500.0, iterations: int = 20
+) -> float:
+    """ "Elo of the fitted s, c from the line", literally: fit s with c = c(E), set E = Elo(s),
+    repeat until E settles. Used to check the grid IPR (tests)."""
+    assert cal.c_line is not None and cal.elo_line is not None
+    elo = start
+    for _ in range(iterations):
+        s = fit_s(sp, cal.c_line(elo), method).s
+        new = cal.elo_line(s)
+        if abs(new - elo) < 0.01:
+            return new
+        elo = new
+    return elo
+
+
+# --------------------------------------------------------------------------- simulation
+
+
+def simulate(sp: Spreads, s: float, c: float, rng: np.random.Generator) -> Spreads:
+    """The same spreads with played moves drawn from the agent ``(s, c)``."""
+    p = probabilities(sp, s, c)
+    u = rng.random(len(sp))
+    choice = (np.cumsum(p, axis=1) < u[:, None]).sum(axis=1)
+    choice = np.minimum(choice, sp.valid.sum(axis=1) - 1)
+    return Spreads(sp.delta, sp.valid, choice.astype(np.int64))
+
+
+#: Regan & Haworth (2011), 2006–2009, Rybka 3 depth 13: Elo, s, c, cfit, sfit, mm_p, mm_a,
+#: ad_p, ad_a, Q_fit — for reference beside the content's own calibration.
+SEED_TABLE_2006: tuple[tuple[float, ...], ...] = (
+    (2700, 0.078, 0.503, 0.513, 0.080, 56.2, 56.3, 0.056, 0.056, 0.009),
+    (2600, 0.092, 0.523, 0.506, 0.089, 55.0, 54.2, 0.063, 0.064, 0.041),
+    (2500, 0.092, 0.491, 0.499, 0.093, 53.7, 53.1, 0.067, 0.071, 0.028),
+    (2400, 0.098, 0.483, 0.492, 0.100, 52.3, 51.8, 0.072, 0.074, 0.016),
+    (2300, 0.108, 0.475, 0.485, 0.111, 51.1, 50.3, 0.084, 0.088, 0.044),
+    (2200, 0.123, 0.490, 0.478, 0.120, 49.4, 48.3, 0.089, 0.092, 0.084),
+    (2100, 0.134, 0.486, 0.471, 0.130, 48.2, 47.7, 0.099, 0.102, 0.034),
+    (2000, 0.139, 0.454, 0.464, 0.143, 46.9, 46.1, 0.110, 0.115, 0.065),
+    (1900, 0.159, 0.474, 0.457, 0.153, 46.5, 45.0, 0.119, 0.125, 0.166),
+    (1800, 0.146, 0.442, 0.450, 0.149, 46.4, 45.4, 0.117, 0.122, 0.084),
+    (1700, 0.153, 0.439, 0.443, 0.155, 45.5, 44.5, 0.123, 0.131, 0.065),
+    (1600, 0.165, 0.431, 0.436, 0.168, 44.0, 42.9, 0.133, 0.137, 0.129),
+)
+
+
+# --------------------------------------------------------------------------- groups of turns
+
+
+def unit_frame(meta: pd.DataFrame) -> pd.DataFrame:
+    """One row per unit (a player's turns in one game): game_id, player, turns, months,
+    year, player_elo, opponent_elo; sorted by (player, months, game_id)."""
+    cols = ["game_id", "player", "turns", "months", "year", "player_elo", "opponent_elo"]
+    if meta.empty:
+        return pd.DataFrame(columns=cols)
+    out = (
+        meta.groupby(["game_id", "player"], sort=True)
+        .agg(
+            turns=("game_id", "size"),
+            months=("months", "first"),
+            year=("year", "first"),
+            player_elo=("player_elo", "first"),
+            opponent_elo=("opponent_elo", "first"),
+        )
+        .reset_index()
+    )
+    return out.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)
+
+
+def month_text(months: float) -> str:
+    m = math.floor(months)
+    return f"{m // 12:04d}-{m % 12 + 1:02d}"
+
+
+def player_windows(units: pd.DataFrame, window_months: int) -> pd.DataFrame:
+    """Each player's units in the ``window_months`` up to their own latest dated game, with
+    ``window_from`` and ``window_to`` (YYYY-MM). Undated games are left out."""
+    dated = units[units["months"].notna()]
+    if dated.empty:
+        return dated.assign(window_from="", window_to="")
+    end = dated.groupby("player")["months"].transform("max")
+    win = dated[dated["months"] > end - window_months].copy()
+    win_end = end[win.index]
+    win["window_from"] = [month_text(e - window_months + 1) for e in win_end]
+    win["window_to"] = [month_text(e) for e in win_end]
+    return win

@@ -1,0 +1,578 @@
+"""Bayesian skill (METHODS.md section 5): skill list, Elo groups and outcome tables, player and
+game blocks."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from site_builder.config import BayesianSection
+from site_builder.metrics import bayesian, intrinsic
+from site_builder.metrics.bayesian import Candidates, Posterior
+from site_builder.metrics.intrinsic import Line
+from site_builder.model import GameRecord
+from site_builder.render import charts
+from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.writer import Page
+from site_builder.sitedata import Family, NavItem, Section, SiteData
+
+POST_COLUMNS = ["c", "sd", "c_lo", "c_hi", "edge", "turns", "games", "mean_elo", "status"]
+LIST_COLUMNS = [
+    "rank",
+    "player",
+    "c",
+    "sd",
+    "c_lo",
+    "c_hi",
+    "skill_elo",
+    "skill_elo_lo",
+    "skill_elo_hi",
+    "turns",
+    "games",
+    "mean_elo",
+    "window_from",
+    "window_to",
+]
+GROUP_COLUMNS = ["milepost", "games", "turns", "mean_elo", "c", "sd", "c_lo", "c_hi", "status"]
+
+
+@dataclass
+class BayesianResult:
+    """What :func:`compute` leaves in ``site.results["bayesian"]``."""
+
+    status: str
+    turns: int
+    sides: pd.DataFrame  #: one row per game and player
+    groups: pd.DataFrame  #: one row per Elo group
+    curves: dict[int, tuple[list[float], list[float]]]  #: milepost → (c grid, density)
+    elo_line: Line | None  #: Elo as a function of c̄, from the groups
+    mapping_status: str
+    players: pd.DataFrame
+    years: pd.DataFrame
+    outcomes: list[dict[str, Any]]  #: Table III rows: scope, label, sides, mean, sd
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _post_row(p: Posterior | None, units: pd.DataFrame, status: str) -> dict[str, Any]:
+    elos = intrinsic.elo_values(units["player_elo"]) if len(units) else np.zeros(0)
+    elos = elos[~np.isnan(elos)]
+    row: dict[str, Any] = {
+        "turns": int(units["turns"].sum()) if len(units) else 0,
+        "games": int(units["game_id"].nunique()) if len(units) else 0,
+        "mean_elo": float(elos.mean()) if len(elos) else float("nan"),
+        "c": float("nan"),
+        "sd": float("nan"),
+        "c_lo": float("nan"),
+        "c_hi": float("nan"),
+        "edge": False,
+        "status": status,
+    }
+    if p is not None:
+        row.update(c=p.mean, sd=p.sd, c_lo=p.lo, c_hi=p.hi, edge=p.edge)
+    return row
+
+
+def _score(game: GameRecord, player: str) -> float | None:
+    s = game.score_white
+    if s is None:
+        return None
+    return s if game.white == player else 1 - s
+
+
+def compute(site: SiteData) -> BayesianResult:
+    cfg = site.settings.bayesian
+    icfg = site.settings.intrinsic
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    moves = site.moves
+    if not moves.empty:
+        moves = moves[moves["time_class"] == "classical"]
+    cand, meta = bayesian.turns_from_moves(moves, cfg)
+    empty = pd.DataFrame()
+    multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
+    if not multi:
+        status = (
+            "n/a: no analysed classical turn has two or more candidate moves (Bayesian skill "
+            "needs a multi-PV analysis)"
+        )
+        return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
+    seconds["turns"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    codes, uniq = pd.MultiIndex.from_frame(meta[["game_id", "player"]].astype(str)).factorize(
+        sort=True
+    )
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+    units = intrinsic.unit_frame(meta)
+    by_id = site.games_by_id
+    side_rows = []
+    for i, (gid, player) in enumerate(uniq):
+        idx = order[bounds[i] : bounds[i + 1]]
+        p = bayesian.posterior(cand.take(idx), cfg)
+        first = meta.iloc[int(idx[0])]
+        side_rows.append(
+            {
+                "game_id": gid,
+                "player": player,
+                "turns": len(idx),
+                "c": p.mean,
+                "sd": p.sd,
+                "c_lo": p.lo,
+                "c_hi": p.hi,
+                "edge": p.edge,
+                "score": _score(by_id[gid], player),
+                "player_elo": first["player_elo"],
+                "opponent_elo": first["opponent_elo"],
+                "year": first["year"],
+            }
+        )
+    sides = pd.DataFrame(side_rows)
+    seconds["game sides"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    groups, curves, which = _groups(cand, meta, site)
+    elo_line, mapping_status = _mapping(groups, site)
+    seconds["Elo groups"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    index = _TurnIndex(meta)
+    players = _players(cand, index, units, site)
+    years = _years(cand, index, units, site)
+    seconds["players"] = time.perf_counter() - clock
+    outcomes = _outcomes(sides, which, meta, icfg.milepost_width, groups)
+    for frame in (players, years):
+        _map(frame, elo_line)
+    return BayesianResult(
+        "",
+        len(cand),
+        sides,
+        groups,
+        curves,
+        elo_line,
+        mapping_status,
+        players,
+        years,
+        outcomes,
+        seconds,
+    )
+
+
+class _TurnIndex:
+    """Turn positions of each unit (game_id, player), so a group's turns are gathered by
+    slices instead of a search through every turn."""
+
+    def __init__(self, meta: pd.DataFrame) -> None:
+        frame = meta[["game_id", "player"]].astype(str)
+        codes, uniq = pd.MultiIndex.from_frame(frame).factorize(sort=True)
+        self.order = np.argsort(codes, kind="stable")
+        sorted_codes = codes[self.order]
+        bounds = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1], True])
+        self.slices = {
+            (str(g), str(p)): (int(bounds[i]), int(bounds[i + 1])) for i, (g, p) in enumerate(uniq)
+        }
+
+    def turns(self, units: pd.DataFrame) -> np.ndarray[Any, Any]:
+        parts = [
+            self.order[a:b]
+            for a, b in (
+                self.slices[(str(g), str(p))]
+                for g, p in zip(units["game_id"], units["player"], strict=True)
+            )
+        ]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _posterior_rows(
+    cand: Candidates,
+    index: _TurnIndex,
+    groups: list[tuple[dict[str, Any], pd.DataFrame]],
+    min_turns: int,
+    cfg: BayesianSection,
+) -> list[dict[str, Any]]:
+    rows = []
+    for extra, g in groups:
+        turns = int(g["turns"].sum())
+        if turns < min_turns:
+            row = _post_row(None, g, f"n/a: {turns} turns; the list needs {min_turns}")
+        else:
+            row = _post_row(bayesian.posterior(cand.take(index.turns(g)), cfg), g, "")
+        rows.append({**extra, **row})
+    return rows
+
+
+def _players(
+    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData
+) -> pd.DataFrame:
+    cfg = site.settings.bayesian
+    win = intrinsic.player_windows(units, cfg.window_months)
+    groups = [
+        (
+            {
+                "player": str(name),
+                "window_from": str(g["window_from"].iloc[0]),
+                "window_to": str(g["window_to"].iloc[0]),
+            },
+            g,
+        )
+        for name, g in win.groupby("player", sort=True)
+    ]
+    rows = _posterior_rows(cand, index, groups, cfg.min_turns, cfg)
+    frame = pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
+    if frame.empty:
+        return frame
+    return (
+        frame.assign(_k=frame["c"].fillna(-1e9))
+        .sort_values(["status", "_k", "player"], ascending=[True, False, True], kind="stable")
+        .drop(columns="_k")
+        .reset_index(drop=True)
+    )
+
+
+def _years(
+    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData
+) -> pd.DataFrame:
+    cfg = site.settings.bayesian
+    dated = units[units["year"].notna()]
+    groups = [
+        ({"player": str(name), "year": int(str(year))}, g)
+        for (name, year), g in dated.groupby(["player", "year"], sort=True)
+    ]
+    rows = _posterior_rows(cand, index, groups, cfg.min_turns, cfg)
+    return pd.DataFrame(rows, columns=["player", "year", *POST_COLUMNS])
+
+
+def _groups(
+    cand: Candidates, meta: pd.DataFrame, site: SiteData
+) -> tuple[pd.DataFrame, dict[int, tuple[list[float], list[float]]], np.ndarray[Any, Any]]:
+    cfg = site.settings.bayesian
+    icfg = site.settings.intrinsic
+    mileposts = list(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
+    pe = intrinsic.elo_values(meta["player_elo"])
+    oe = intrinsic.elo_values(meta["opponent_elo"])
+    which = intrinsic.bucket_of(pe, oe, mileposts, cfg.group_width)
+    rows = []
+    curves: dict[int, tuple[list[float], list[float]]] = {}
+    for m in mileposts:
+        idx = np.flatnonzero(which == m)
+        row: dict[str, Any] = {
+            "milepost": m,
+            "games": int(meta["game_id"].iloc[idx].nunique()) if len(idx) else 0,
+            "turns": len(idx),
+            "mean_elo": float(pe[idx].mean()) if len(idx) else float("nan"),
+            "c": float("nan"),
+            "sd": float("nan"),
+            "c_lo": float("nan"),
+            "c_hi": float("nan"),
+            "status": "",
+        }
+        if len(idx) == 0:
+            row["status"] = "n/a: no game in this group"
+        else:
+            p = bayesian.posterior(cand.take(idx), cfg, keep_curve=True)
+            row.update(c=p.mean, sd=p.sd, c_lo=p.lo, c_hi=p.hi)
+            if len(idx) < cfg.group_min_turns:
+                row["status"] = (
+                    f"{len(idx)} turns: below the {cfg.group_min_turns} the Elo mapping needs"
+                )
+            if p.grid is not None and p.density is not None:
+                curves[m] = (p.grid.tolist(), p.density.tolist())
+        rows.append(row)
+    return pd.DataFrame(rows, columns=GROUP_COLUMNS), curves, which
+
+
+def _mapping(groups: pd.DataFrame, site: SiteData) -> tuple[Line | None, str]:
+    need = site.settings.intrinsic.min_buckets
+    used = groups[(groups["status"] == "") & groups["c"].notna()]
+    if len(used) < need:
+        return None, (
+            f"n/a: {len(used)} Elo group(s) with at least "
+            f"{site.settings.bayesian.group_min_turns} turns; the Elo mapping needs {need}"
+        )
+    line = intrinsic.weighted_line(
+        used["c"].tolist(), used["mean_elo"].tolist(), used["turns"].tolist()
+    )
+    if line.slope <= 0:
+        return (
+            None,
+            "n/a: the fitted line Elo(c̄) does not rise with c̄, so it cannot map skill to Elo",
+        )
+    return line, ""
+
+
+def _map(frame: pd.DataFrame, line: Line | None) -> None:
+    for col, src in (("skill_elo", "c"), ("skill_elo_lo", "c_lo"), ("skill_elo_hi", "c_hi")):
+        if line is None or frame.empty:
+            frame[col] = float("nan")
+        else:
+            frame[col] = line.intercept + line.slope * frame[src].astype(float)
+
+
+def _outcomes(
+    sides: pd.DataFrame,
+    which: np.ndarray[Any, Any],
+    meta: pd.DataFrame,
+    width: int,
+    groups: pd.DataFrame,
+) -> list[dict[str, Any]]:
+    """The seed's Table III on all game sides, then per Elo group."""
+    out: list[dict[str, Any]] = []
+    scored = sides[sides["score"].notna()]
+    scopes: list[tuple[str, pd.DataFrame]] = [("all analysed games", scored)]
+    side_group = (
+        pd.DataFrame({"game_id": meta["game_id"], "player": meta["player"], "m": which})
+        .groupby(["game_id", "player"], sort=True)["m"]
+        .first()
+    )
+    keyed = scored.join(side_group, on=["game_id", "player"])
+    for m in groups["milepost"]:
+        sel = keyed[keyed["m"] == m]
+        if len(sel):
+            scopes.append((f"Elo group {m} (±{width})", sel))
+    for scope, frame in scopes:
+        for row in bayesian.outcome_table(frame["c"].tolist(), frame["score"].tolist()):
+            out.append(
+                {
+                    "scope": scope,
+                    "set": row.label,
+                    "sides": row.sides,
+                    "mean": row.mean,
+                    "sd": row.sd,
+                }
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _curve_chart(res: BayesianResult) -> dict[str, Any] | None:
+    if not res.curves:
+        return None
+    traces = []
+    for i, (m, (grid, dens)) in enumerate(sorted(res.curves.items())):
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"E{m}",
+                "x": grid,
+                "y": dens,
+                "line": {"color": charts.PALETTE[i % len(charts.PALETTE)]},
+            }
+        )
+    return charts.figure(
+        traces,
+        charts.layout(
+            "Posterior of c for the Elo groups", "c (apparent skill, no unit)", "density"
+        ),
+    )
+
+
+def _group_chart(res: BayesianResult) -> dict[str, Any] | None:
+    g = res.groups[res.groups["c"].notna()] if not res.groups.empty else res.groups
+    if g.empty:
+        return None
+    traces: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "this site: c̄ (95% credible region)",
+            "x": g["mean_elo"].tolist(),
+            "y": g["c"].tolist(),
+            "error_y": {
+                "type": "data",
+                "symmetric": False,
+                "array": (g["c_hi"] - g["c"]).tolist(),
+                "arrayminus": (g["c"] - g["c_lo"]).tolist(),
+            },
+            "marker": {"color": charts.COLORS["blue"], "size": 9},
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "Di Fatta et al. Table II (Toga II, depth 10)",
+            "x": [r[0] for r in bayesian.SEED_TABLE_II],
+            "y": [r[1] for r in bayesian.SEED_TABLE_II],
+            "line": {"color": charts.COLORS["black"], "dash": "dot"},
+        },
+    ]
+    if res.elo_line is not None:
+        cs = [float(g["c"].min()), float(g["c"].max())]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "mapping line",
+                "x": [res.elo_line(c) for c in cs],
+                "y": cs,
+                "line": {"color": charts.COLORS["orange"]},
+            }
+        )
+    return charts.figure(
+        traces, charts.layout("Apparent skill c̄ by Elo group", "mean Elo of the group", "c̄")
+    )
+
+
+def pages(site: SiteData) -> list[Page]:
+    res: BayesianResult = site.results["bayesian"]
+    cfg = site.settings.bayesian
+    listed: list[dict[str, Any]] = []
+    unlisted: list[dict[str, Any]] = []
+    if not res.players.empty:
+        for i, r in enumerate(records(res.players[res.players["status"] == ""]), start=1):
+            listed.append({**r, "rank": i, "href": site.player_path(r["player"])})
+        unlisted = [
+            {**r, "href": site.player_path(r["player"])}
+            for r in records(res.players[res.players["status"] != ""])
+        ]
+    groups = records(res.groups) if not res.groups.empty else []
+    seed2 = [
+        dict(zip(["elo", "c", "sd", "lo", "hi", "games", "events"], r, strict=True))
+        for r in bayesian.SEED_TABLE_II
+    ]
+    seed3 = [dict(zip(["set", "n", "mean", "sd"], r, strict=True)) for r in bayesian.SEED_TABLE_III]
+    ctx = {
+        "title": "Bayesian skill",
+        "res": res,
+        "rows": listed,
+        "unlisted": unlisted,
+        "cfg": cfg,
+        "list_chart": _list_chart(listed),
+    }
+    ctx_groups = {
+        "title": "Bayesian skill by Elo group and by result",
+        "res": res,
+        "groups": groups,
+        "seed2": seed2,
+        "seed3": seed3,
+        "outcomes": res.outcomes,
+        "cfg": cfg,
+        "width": cfg.group_width,
+        "curve_chart": _curve_chart(res),
+        "group_chart": _group_chart(res),
+    }
+    return [
+        Page("skill.html", "skill.html", ctx),
+        Page("skill-groups.html", "skill_groups.html", ctx_groups),
+        Page("data/skill.csv", "", {"bytes": csv_bytes(listed, LIST_COLUMNS)}),
+        Page("data/skill.json", "", {"bytes": json_bytes(listed, LIST_COLUMNS)}),
+        Page("data/skill-groups.csv", "", {"bytes": csv_bytes(groups, GROUP_COLUMNS)}),
+        Page("data/skill-groups.json", "", {"bytes": json_bytes(groups, GROUP_COLUMNS)}),
+        Page(
+            "data/skill-outcomes.csv",
+            "",
+            {"bytes": csv_bytes(res.outcomes, ["scope", "set", "sides", "mean", "sd"])},
+        ),
+        Page(
+            "data/skill-outcomes.json",
+            "",
+            {"bytes": json_bytes(res.outcomes, ["scope", "set", "sides", "mean", "sd"])},
+        ),
+    ]
+
+
+def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    rated = [r for r in rows if r["mean_elo"] is not None and not math.isnan(r["mean_elo"])]
+    if len(rated) < 2:
+        return None
+    return charts.figure(
+        [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "players (95% credible region)",
+                "x": [r["mean_elo"] for r in rated],
+                "y": [r["c"] for r in rated],
+                "text": [r["player"] for r in rated],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [r["c_hi"] - r["c"] for r in rated],
+                    "arrayminus": [r["c"] - r["c_lo"] for r in rated],
+                    "color": charts.COLORS["sky"],
+                },
+                "hovertemplate": "%{text}<br>Elo %{x:.0f}<br>c̄ %{y:.3f}<extra></extra>",
+                "marker": {"color": charts.COLORS["blue"], "size": 8},
+            }
+        ],
+        charts.layout(
+            "Apparent skill c̄ against FIDE Elo (each player's last two years)",
+            "mean Elo in the same games",
+            "c̄ (no unit)",
+        ),
+    )
+
+
+def player_sections(site: SiteData, player: str) -> list[Section]:
+    res: BayesianResult = site.results["bayesian"]
+    if res.status:
+        return [
+            Section(
+                "Bayesian skill",
+                "partials/bayesian_player.html",
+                {"status": res.status, "summary": None, "years": [], "chart": None},
+            )
+        ]
+    rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
+    years = records(res.years[res.years["player"] == player]) if len(res.years) else []
+    if not rows and not years:
+        return []
+    rated = [y for y in years if not y["status"]]
+    fig = None
+    if rated:
+        fig = charts.figure(
+            [
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "c̄ (95% credible region)",
+                    "x": [y["year"] for y in rated],
+                    "y": [y["c"] for y in rated],
+                    "error_y": {
+                        "type": "data",
+                        "symmetric": False,
+                        "array": [y["c_hi"] - y["c"] for y in rated],
+                        "arrayminus": [y["c"] - y["c_lo"] for y in rated],
+                    },
+                    "line": {"color": charts.COLORS["green"]},
+                }
+            ],
+            charts.layout(f"{player}: apparent skill c̄ by year", "year", "c̄ (no unit)"),
+        )
+    return [
+        Section(
+            "Bayesian skill",
+            "partials/bayesian_player.html",
+            {
+                "status": "",
+                "summary": rows[0] if rows else None,
+                "years": years,
+                "chart": fig,
+                "mapping": res.mapping_status,
+            },
+        )
+    ]
+
+
+def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
+    res: BayesianResult = site.results["bayesian"]
+    if res.status or res.sides.empty:
+        return []
+    rows = records(res.sides[res.sides["game_id"] == game.game_id])
+    if not rows:
+        return []
+    return [Section("Bayesian skill in this game", "partials/bayesian_game.html", {"rows": rows})]
+
+
+FAMILY = Family(
+    name="bayesian",
+    compute=compute,
+    pages=pages,
+    nav=(NavItem("Skill", "skill.html"),),
+    player_sections=player_sections,
+    game_sections=game_sections,
+    methodology="partials/bayesian_methodology.html",
+)

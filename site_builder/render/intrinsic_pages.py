@@ -1,0 +1,677 @@
+"""Intrinsic performance ratings (METHODS.md section 4): calibration page, IPR list, player and
+event blocks."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from site_builder.metrics import intrinsic
+from site_builder.metrics.intrinsic import Calibration, Fit, Ipr, UnitTable
+from site_builder.render import charts
+from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.writer import Page
+from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
+
+LIST_COLUMNS = [
+    "rank",
+    "player",
+    "ipr",
+    "ipr_lo",
+    "ipr_hi",
+    "turns",
+    "games",
+    "mean_elo",
+    "window_from",
+    "window_to",
+]
+CALIBRATION_COLUMNS = [
+    "milepost",
+    "games",
+    "turns",
+    "mean_elo",
+    "s",
+    "c",
+    "c_fit",
+    "s_fit",
+    "mm_p",
+    "mm_a",
+    "ad_p",
+    "ad_a",
+    "q_fit",
+    "ipr",
+    "ipr_lo",
+    "ipr_hi",
+    "status",
+]
+
+
+@dataclass
+class IntrinsicResult:
+    """What :func:`compute` leaves in ``site.results["intrinsic"]``."""
+
+    status: str  #: "" or why there is no intrinsic rating at all
+    turns: int
+    calibration: Calibration | None
+    #: method → milepost → free fit (None: too few turns), for the method comparison
+    method_fits: dict[str, dict[int, Fit | None]]
+    table: UnitTable | None
+    #: one row per player (their last two years), with ipr/ipr_lo/ipr_hi or status
+    players: pd.DataFrame
+    years: pd.DataFrame  #: one row per player and year
+    events: pd.DataFrame  #: one row per event (all its moves)
+    event_players: pd.DataFrame  #: one row per event and player
+    buckets: pd.DataFrame  #: calibration table rows, with each bucket's own IPR
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+ROW_COLUMNS = ["ipr", "ipr_lo", "ipr_hi", "edge", "turns", "games", "mean_elo", "status"]
+
+
+def _ipr_row(
+    res_table: UnitTable | None,
+    cal: Calibration | None,
+    units: pd.DataFrame,
+    key: str,
+    site: SiteData,
+    cal_status: str,
+) -> dict[str, Any]:
+    cfg = site.settings.intrinsic
+    turns = int(units["turns"].sum())
+    games = int(units["game_id"].nunique())
+    elos = units["player_elo"].dropna().astype(float)
+    row: dict[str, Any] = {
+        "turns": turns,
+        "games": games,
+        "mean_elo": float(elos.mean()) if len(elos) else float("nan"),
+        "ipr": float("nan"),
+        "ipr_lo": float("nan"),
+        "ipr_hi": float("nan"),
+        "edge": False,
+        "status": "",
+    }
+    if res_table is None or cal is None:
+        row["status"] = cal_status
+    elif turns < cfg.ipr_min_turns:
+        row["status"] = f"n/a: {turns} turns; an IPR needs {cfg.ipr_min_turns}"
+    else:
+        keys = list(zip(units["game_id"].astype(str), units["player"].astype(str), strict=True))
+        found: Ipr = intrinsic.ipr(
+            res_table,
+            keys,
+            cal,
+            cal.method,
+            cfg.bootstrap,
+            intrinsic.stable_seed(cfg.seed, key),
+        )
+        row.update(ipr=found.elo, ipr_lo=found.lo, ipr_hi=found.hi, edge=found.edge)
+    return row
+
+
+def _sort_list(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    key = frame["ipr"].fillna(-1e9)
+    return (
+        frame.assign(_k=key)
+        .sort_values(["status", "_k", "player"], ascending=[True, False, True], kind="stable")
+        .drop(columns="_k")
+        .reset_index(drop=True)
+    )
+
+
+def compute(site: SiteData) -> IntrinsicResult:
+    cfg = site.settings.intrinsic
+    seconds: dict[str, float] = {}
+    clock = time.perf_counter()
+    moves = site.moves
+    if not moves.empty:
+        moves = moves[moves["time_class"] == "classical"]
+    sp, meta = (
+        intrinsic.turns_from_moves(moves, cfg)
+        if not moves.empty
+        else (intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame())
+    )
+    seconds["turns"] = time.perf_counter() - clock
+    empty = pd.DataFrame()
+    if len(sp) == 0:
+        status = (
+            "n/a: no analysed classical turn has two or more engine lines (the intrinsic "
+            "model needs a multi-PV analysis)"
+        )
+        return IntrinsicResult(status, 0, None, {}, None, empty, empty, empty, empty, empty)
+    clock = time.perf_counter()
+    cal = intrinsic.calibrate(sp, meta, cfg)
+    seconds["calibration"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    method_fits = _method_fits(sp, meta, cal, site)
+    seconds["other fit methods"] = time.perf_counter() - clock
+    table: UnitTable | None = None
+    cal_status = cal.status or ""
+    if cal.usable:
+        clock = time.perf_counter()
+        grid = intrinsic.elo_grid(cal, cfg.elo_grid_min, cfg.elo_grid_max, cfg.elo_grid_step)
+        if len(grid) >= 5:
+            table = intrinsic.unit_table(sp, meta, cal, grid)
+        else:
+            cal_status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
+        seconds["agent grid"] = time.perf_counter() - clock
+    else:
+        cal_status = f"n/a: no Elo calibration ({cal.status.removeprefix('n/a: ')})"
+    clock = time.perf_counter()
+    use_cal = cal if table is not None else None
+    units = intrinsic.unit_frame(meta)
+    players = _players(site, units, table, use_cal, cal_status)
+    years = _years(site, units, table, use_cal, cal_status)
+    events, event_players = _events(site, units, table, use_cal, cal_status)
+    buckets = _bucket_rows(site, cal, meta, units, table)
+    seconds["IPR bootstrap"] = time.perf_counter() - clock
+    return IntrinsicResult(
+        "",
+        len(sp),
+        cal,
+        method_fits,
+        table,
+        players,
+        years,
+        events,
+        event_players,
+        buckets,
+        seconds,
+    )
+
+
+def _method_fits(
+    sp: intrinsic.Spreads, meta: pd.DataFrame, cal: Calibration, site: SiteData
+) -> dict[str, dict[int, Fit | None]]:
+    """Free (s, c) fits of every bucket by every fitting method (the configured one is
+    already in the calibration)."""
+    cfg = site.settings.intrinsic
+    out: dict[str, dict[int, Fit | None]] = {cal.method: {b.milepost: b.fit for b in cal.buckets}}
+    pe = intrinsic.elo_values(meta["player_elo"])
+    oe = intrinsic.elo_values(meta["opponent_elo"])
+    mileposts = [b.milepost for b in cal.buckets]
+    which = intrinsic.bucket_of(pe, oe, mileposts, cfg.milepost_width)
+    for method in intrinsic.METHODS:
+        if method == cal.method:
+            continue
+        fits: dict[int, Fit | None] = {}
+        for b in cal.buckets:
+            if b.fit is None:
+                fits[b.milepost] = None
+                continue
+            fits[b.milepost] = intrinsic.fit_agent(
+                sp.take(np.flatnonzero(which == b.milepost)), method, cfg.lines
+            )
+        out[method] = fits
+    return out
+
+
+def _players(
+    site: SiteData,
+    units: pd.DataFrame,
+    table: UnitTable | None,
+    cal: Calibration | None,
+    cal_status: str,
+) -> pd.DataFrame:
+    cfg = site.settings.intrinsic
+    win = intrinsic.player_windows(units, cfg.window_months)
+    rows = []
+    for name, g in win.groupby("player", sort=True):
+        row = _ipr_row(table, cal, g, f"player|{name}", site, cal_status)
+        row.update(
+            player=str(name),
+            window_from=str(g["window_from"].iloc[0]),
+            window_to=str(g["window_to"].iloc[0]),
+        )
+        rows.append(row)
+    cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
+    return _sort_list(pd.DataFrame(rows, columns=cols))
+
+
+def _years(
+    site: SiteData,
+    units: pd.DataFrame,
+    table: UnitTable | None,
+    cal: Calibration | None,
+    cal_status: str,
+) -> pd.DataFrame:
+    rows = []
+    dated = units[units["year"].notna()]
+    for (name, year), g in dated.groupby(["player", "year"], sort=True):
+        row = _ipr_row(table, cal, g, f"year|{name}|{int(str(year))}", site, cal_status)
+        row.update(player=str(name), year=int(str(year)))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["player", "year", *ROW_COLUMNS])
+
+
+def _events(
+    site: SiteData,
+    units: pd.DataFrame,
+    table: UnitTable | None,
+    cal: Calibration | None,
+    cal_status: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    by_id = site.games_by_id
+    keyed = units.assign(event=[event_key(by_id[g]) for g in units["game_id"]])
+    ev_rows, pl_rows = [], []
+    for ev, g in keyed.groupby("event", sort=True):
+        row = _ipr_row(table, cal, g, f"event|{ev}", site, cal_status)
+        row.update(event=str(ev), players=int(g["player"].nunique()))
+        ev_rows.append(row)
+        for name, pg in g.groupby("player", sort=True):
+            prow = _ipr_row(table, cal, pg, f"event|{ev}|{name}", site, cal_status)
+            prow.update(event=str(ev), player=str(name))
+            pl_rows.append(prow)
+    events = pd.DataFrame(ev_rows, columns=["event", "players", *ROW_COLUMNS])
+    players = pd.DataFrame(pl_rows, columns=["event", "player", *ROW_COLUMNS])
+    return events, players
+
+
+def _bucket_rows(
+    site: SiteData,
+    cal: Calibration,
+    meta: pd.DataFrame,
+    units: pd.DataFrame,
+    table: UnitTable | None,
+) -> pd.DataFrame:
+    """The calibration table, with the IPR of each bucket's own turns (the check that the
+    calibrated scale rises with Elo)."""
+    cfg = site.settings.intrinsic
+    pe = intrinsic.elo_values(meta["player_elo"])
+    oe = intrinsic.elo_values(meta["opponent_elo"])
+    which = intrinsic.bucket_of(pe, oe, [b.milepost for b in cal.buckets], cfg.milepost_width)
+    rows = []
+    for b in cal.buckets:
+        row: dict[str, Any] = {
+            "milepost": b.milepost,
+            "games": b.games,
+            "turns": b.turns,
+            "mean_elo": b.mean_elo,
+            "status": b.status,
+        }
+        fit, refit = b.fit, b.refit
+        row.update(
+            s=fit.s if fit else None,
+            c=fit.c if fit else None,
+            c_fit=refit.c if refit else None,
+            s_fit=refit.s if refit else None,
+        )
+        shown = refit or fit
+        row.update(
+            mm_p=shown.mm_p if shown else None,
+            mm_a=shown.mm_a if shown else None,
+            ad_p=shown.ad_p if shown else None,
+            ad_a=shown.ad_a if shown else None,
+            q_fit=shown.q_fit if shown else None,
+            projected=list(shown.projected) if shown else [],
+            actual=list(shown.actual) if shown else [],
+            outside=shown.outside if shown else None,
+        )
+        row.update(ipr=None, ipr_lo=None, ipr_hi=None)
+        if table is not None and b.turns:
+            in_bucket = meta.loc[which == b.milepost, ["game_id", "player"]].drop_duplicates()
+            keys = list(
+                zip(in_bucket["game_id"].astype(str), in_bucket["player"].astype(str), strict=True)
+            )
+            found = intrinsic.ipr(
+                table,
+                sorted(keys),
+                cal,
+                cal.method,
+                cfg.bootstrap,
+                intrinsic.stable_seed(cfg.seed, f"bucket|{b.milepost}"),
+            )
+            row.update(ipr=found.elo, ipr_lo=found.lo, ipr_hi=found.hi)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _seed_rows() -> list[dict[str, Any]]:
+    cols = ["elo", "s", "c", "c_fit", "s_fit", "mm_p", "mm_a", "ad_p", "ad_a", "q_fit"]
+    return [dict(zip(cols, r, strict=True)) for r in intrinsic.SEED_TABLE_2006]
+
+
+def _calibration_charts(res: IntrinsicResult) -> dict[str, Any]:
+    cal = res.calibration
+    if cal is None:
+        return {}
+    seed = _seed_rows()
+    fitted = [b for b in cal.buckets if b.fit is not None]
+    out: dict[str, Any] = {}
+    x = [b.mean_elo for b in fitted]
+    traces: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "s, free fit (this site)",
+            "x": x,
+            "y": [b.fit.s for b in fitted if b.fit],
+            "marker": {"color": charts.COLORS["blue"], "size": 9},
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "s refitted with c from the line (this site)",
+            "x": x,
+            "y": [b.refit.s if b.refit else None for b in fitted],
+            "marker": {"color": charts.COLORS["orange"], "size": 9, "symbol": "diamond"},
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "s_fit, Regan & Haworth 2006–2009 (Rybka 3, depth 13)",
+            "x": [r["elo"] for r in seed],
+            "y": [r["s_fit"] for r in seed],
+            "line": {"color": charts.COLORS["black"], "dash": "dot"},
+            "marker": {"size": 5},
+        },
+    ]
+    out["s_chart"] = charts.figure(
+        traces,
+        charts.layout("Sensitivity s by Elo bucket", "mean Elo of the bucket", "s (pawns)"),
+    )
+    c_traces: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "c, free fit (this site)",
+            "x": x,
+            "y": [b.fit.c for b in fitted if b.fit],
+            "marker": {"color": charts.COLORS["blue"], "size": 9},
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "c, Regan & Haworth 2006–2009",
+            "x": [r["elo"] for r in seed],
+            "y": [r["c"] for r in seed],
+            "line": {"color": charts.COLORS["black"], "dash": "dot"},
+            "marker": {"size": 5},
+        },
+    ]
+    if cal.c_line is not None and x:
+        lo, hi = min(x), max(x)
+        c_traces.insert(
+            1,
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"c line: {cal.c_line.intercept:.3f} {cal.c_line.slope:+.6f}·Elo",
+                "x": [lo, hi],
+                "y": [cal.c_line(lo), cal.c_line(hi)],
+                "line": {"color": charts.COLORS["orange"]},
+            },
+        )
+    out["c_chart"] = charts.figure(
+        c_traces,
+        charts.layout("Consistency c by Elo bucket", "mean Elo of the bucket", "c (no unit)"),
+    )
+    if cal.elo_line is not None:
+        pts = [(b.refit.s, b.mean_elo) for b in fitted if b.refit]
+        ss = [p[0] for p in pts]
+        line_x = [min(ss), max(ss)] if ss else []
+        rows = res.buckets.to_dict("records") if not res.buckets.empty else []
+        ipr_rows = [r for r in rows if r.get("ipr") is not None and not pd.isna(r["ipr"])]
+        traces = [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "buckets: s refitted, mean Elo",
+                "x": ss,
+                "y": [p[1] for p in pts],
+                "marker": {"color": charts.COLORS["blue"], "size": 9},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"Elo(s) = {cal.elo_line.intercept:.0f} {cal.elo_line.slope:+.0f}·s",
+                "x": line_x,
+                "y": [cal.elo_line(v) for v in line_x],
+                "line": {"color": charts.COLORS["orange"]},
+            },
+        ]
+        out["elo_chart"] = charts.figure(
+            traces,
+            charts.layout("The line Elo(s)", "s (pawns)", "Elo"),
+        )
+        if ipr_rows:
+            out["ipr_chart"] = charts.figure(
+                [
+                    {
+                        "type": "scatter",
+                        "mode": "markers",
+                        "name": "IPR of the bucket's moves (95% interval)",
+                        "x": [r["mean_elo"] for r in ipr_rows],
+                        "y": [r["ipr"] for r in ipr_rows],
+                        "error_y": {
+                            "type": "data",
+                            "symmetric": False,
+                            "array": [r["ipr_hi"] - r["ipr"] for r in ipr_rows],
+                            "arrayminus": [r["ipr"] - r["ipr_lo"] for r in ipr_rows],
+                        },
+                        "marker": {"color": charts.COLORS["blue"], "size": 9},
+                    },
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "name": "IPR = Elo",
+                        "x": [ipr_rows[0]["mean_elo"], ipr_rows[-1]["mean_elo"]],
+                        "y": [ipr_rows[0]["mean_elo"], ipr_rows[-1]["mean_elo"]],
+                        "line": {"color": charts.COLORS["black"], "dash": "dot"},
+                    },
+                ],
+                charts.layout(
+                    "IPR of each Elo bucket against its mean Elo",
+                    "mean Elo of the bucket",
+                    "IPR (Elo)",
+                ),
+            )
+    return out
+
+
+def _fit_rows(res: IntrinsicResult) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    cal = res.calibration
+    if cal is None:
+        return rows
+    turns = {b.milepost: b for b in cal.buckets}
+    for method, fits in res.method_fits.items():
+        for post, fit in sorted(fits.items()):
+            b = turns[post]
+            rows.append(
+                {
+                    "method": intrinsic.METHODS[method],
+                    "milepost": post,
+                    "turns": b.turns,
+                    "fit": fit,
+                    "status": b.status,
+                    "moves": [
+                        {"i": i + 1, "M": m, "f": f}
+                        for i, (m, f) in enumerate(zip(fit.projected, fit.actual, strict=True))
+                    ]
+                    if fit
+                    else [],
+                }
+            )
+    return rows
+
+
+def pages(site: SiteData) -> list[Page]:
+    res: IntrinsicResult = site.results["intrinsic"]
+    cfg = site.settings.intrinsic
+    listed = (
+        [
+            {**r, "rank": i, "href": site.player_path(r["player"])}
+            for i, r in enumerate(records(res.players[res.players["status"] == ""]), start=1)
+        ]
+        if not res.players.empty
+        else []
+    )
+    unlisted = (
+        [
+            {**r, "href": site.player_path(r["player"])}
+            for r in records(res.players[res.players["status"] != ""])
+        ]
+        if not res.players.empty
+        else []
+    )
+    bucket_rows = records(res.buckets) if not res.buckets.empty else []
+    seed = _seed_rows()
+    ctx_list = {
+        "title": "Intrinsic performance ratings",
+        "res": res,
+        "rows": listed,
+        "unlisted": unlisted,
+        "cfg": cfg,
+        "list_chart": _list_chart(listed),
+    }
+    ctx_cal = {
+        "title": "Elo calibration of the intrinsic ratings",
+        "res": res,
+        "cal": res.calibration,
+        "buckets": bucket_rows,
+        "seed": seed,
+        "fits": _fit_rows(res),
+        "methods": intrinsic.METHODS,
+        "cfg": cfg,
+        **_calibration_charts(res),
+    }
+    cal_csv = [{k: r.get(k) for k in CALIBRATION_COLUMNS} for r in bucket_rows]
+    return [
+        Page("intrinsic.html", "intrinsic.html", ctx_list),
+        Page("calibration.html", "calibration.html", ctx_cal),
+        Page("data/intrinsic.csv", "", {"bytes": csv_bytes(listed, LIST_COLUMNS)}),
+        Page("data/intrinsic.json", "", {"bytes": json_bytes(listed, LIST_COLUMNS)}),
+        Page("data/calibration.csv", "", {"bytes": csv_bytes(cal_csv, CALIBRATION_COLUMNS)}),
+        Page("data/calibration.json", "", {"bytes": json_bytes(cal_csv, CALIBRATION_COLUMNS)}),
+    ]
+
+
+def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    rated = [r for r in rows if r["mean_elo"] is not None and not pd.isna(r["mean_elo"])]
+    if len(rated) < 2:
+        return None
+    return charts.figure(
+        [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "players (95% interval)",
+                "x": [r["mean_elo"] for r in rated],
+                "y": [r["ipr"] for r in rated],
+                "text": [r["player"] for r in rated],
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [r["ipr_hi"] - r["ipr"] for r in rated],
+                    "arrayminus": [r["ipr"] - r["ipr_lo"] for r in rated],
+                    "color": charts.COLORS["sky"],
+                },
+                "hovertemplate": "%{text}<br>Elo %{x:.0f}<br>IPR %{y:.0f}<extra></extra>",
+                "marker": {"color": charts.COLORS["blue"], "size": 8},
+            },
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "IPR = Elo",
+                "x": [min(r["mean_elo"] for r in rated), max(r["mean_elo"] for r in rated)],
+                "y": [min(r["mean_elo"] for r in rated), max(r["mean_elo"] for r in rated)],
+                "line": {"color": charts.COLORS["black"], "dash": "dot"},
+            },
+        ],
+        charts.layout(
+            "IPR against FIDE Elo (each player's last two years)",
+            "mean Elo in the same games",
+            "IPR (Elo)",
+        ),
+    )
+
+
+def player_sections(site: SiteData, player: str) -> list[Section]:
+    res: IntrinsicResult = site.results["intrinsic"]
+    if res.status:
+        return [
+            Section(
+                "Intrinsic performance rating",
+                "partials/intrinsic_player.html",
+                {"status": res.status, "summary": None, "years": [], "chart": None},
+            )
+        ]
+    rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
+    years = records(res.years[res.years["player"] == player]) if len(res.years) else []
+    if not rows and not years:
+        return []
+    rated = [y for y in years if not y["status"]]
+    fig = None
+    if rated:
+        fig = charts.figure(
+            [
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "IPR (95% interval)",
+                    "x": [y["year"] for y in rated],
+                    "y": [y["ipr"] for y in rated],
+                    "error_y": {
+                        "type": "data",
+                        "symmetric": False,
+                        "array": [y["ipr_hi"] - y["ipr"] for y in rated],
+                        "arrayminus": [y["ipr"] - y["ipr_lo"] for y in rated],
+                    },
+                    "line": {"color": charts.COLORS["blue"]},
+                },
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": "mean FIDE Elo in the same games",
+                    "x": [y["year"] for y in rated],
+                    "y": [y["mean_elo"] for y in rated],
+                    "marker": {"color": charts.COLORS["orange"], "symbol": "diamond", "size": 9},
+                },
+            ],
+            charts.layout(f"{player}: IPR by year", "year", "Elo"),
+        )
+    return [
+        Section(
+            "Intrinsic performance rating",
+            "partials/intrinsic_player.html",
+            {"status": "", "summary": rows[0] if rows else None, "years": years, "chart": fig},
+        )
+    ]
+
+
+def event_sections(site: SiteData, key: str) -> list[Section]:
+    res: IntrinsicResult = site.results["intrinsic"]
+    if res.status or res.events.empty:
+        return []
+    ev = records(res.events[res.events["event"] == key])
+    if not ev:
+        return []
+    pl = res.event_players[res.event_players["event"] == key]
+    rows = [{**r, "href": site.player_path(r["player"])} for r in records(_sort_list(pl))]
+    return [
+        Section(
+            "Intrinsic performance ratings",
+            "partials/intrinsic_event.html",
+            {"event": ev[0], "players": rows, "cfg": site.settings.intrinsic},
+        )
+    ]
+
+
+FAMILY = Family(
+    name="intrinsic",
+    compute=compute,
+    pages=pages,
+    nav=(NavItem("IPR", "intrinsic.html"), NavItem("Calibration", "calibration.html")),
+    player_sections=player_sections,
+    event_sections=event_sections,
+    methodology="partials/intrinsic_methodology.html",
+)

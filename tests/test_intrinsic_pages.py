@@ -1,0 +1,128 @@
+"""Pages of the intrinsic, Bayesian and agreement families on the small test site."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from site_builder.metrics import intrinsic as I
+from site_builder.render import agreement_pages, bayesian_pages, intrinsic_pages, quality_pages
+from site_builder.render.writer import render_pages
+
+FAMILIES = [quality_pages.FAMILY, intrinsic_pages.FAMILY, bayesian_pages.FAMILY]
+
+
+def _site(small_site, **intrinsic):  # type: ignore[no-untyped-def]
+    s = small_site.settings
+    settings = dataclasses.replace(
+        s, intrinsic=dataclasses.replace(s.intrinsic, bootstrap=200, **intrinsic)
+    )
+    return dataclasses.replace(small_site, settings=settings, results={})
+
+
+def _render(site, tmp: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    fams = [*FAMILIES, agreement_pages.FAMILY]
+    for fam in fams:
+        site.results[fam.name] = fam.compute(site)
+    pages = [p for fam in fams for p in fam.pages(site)]
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    return render_pages(pages, tmp, common)
+
+
+@pytest.fixture(scope="module")
+def calibrated(small_site, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The small site with a usable calibration: its Elo range (2612–2865) is too narrow to
+    calibrate, so the fitted buckets are kept and the lines are set by hand."""
+    real = I.calibrate
+    lines = (I.Line(0.1, 0.0002, 4), I.Line(3300.0, -2000.0, 4))
+
+    def fake(sp, meta, cfg, method=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method)
+        return dataclasses.replace(cal, c_line=lines[0], elo_line=lines[1], status="")
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(I, "calibrate", fake)
+    site = _site(
+        small_site,
+        milepost_min=2600,
+        milepost_max=2850,
+        milepost_step=50,
+        milepost_width=40,
+        min_turns=200,
+    )
+    out = _render(site, tmp_path_factory.mktemp("pages"))
+    mp.undo()
+    return site, out
+
+
+def test_every_ipr_and_skill_carries_its_interval(calibrated) -> None:  # type: ignore[no-untyped-def]
+    site, out = calibrated
+    res = site.results["intrinsic"]
+    listed = res.players[res.players["status"] == ""]
+    assert len(listed) > 10
+    assert (listed["ipr_lo"] <= listed["ipr"]).all() and (listed["ipr"] <= listed["ipr_hi"]).all()
+    html = out["intrinsic.html"].decode()
+    assert "95% interval" in html and 'class="sortable"' in html and 'data-sort="num"' in html
+    assert out["data/intrinsic.csv"].startswith(b"rank,player,ipr,ipr_lo,ipr_hi")
+    sk = site.results["bayesian"].players
+    ok = sk[sk["status"] == ""]
+    assert (ok["c_lo"] <= ok["c"]).all() and (ok["c"] <= ok["c_hi"]).all()
+    assert "95% region" in out["skill.html"].decode()
+    cal = out["calibration.html"].decode()
+    assert "Regan &amp; Haworth, 2006–2009" in cal and "too few turns" in cal
+    assert "maximum likelihood" in cal and "matching mm and ad" in cal
+    groups = out["skill-groups.html"].decode()
+    assert "Table II" in groups and "winners" in groups
+    agree = out["agreement.html"].decode()
+    assert "Spearman" in agree and "Improved Elo: n/a" in agree
+
+
+def test_player_event_and_game_blocks(calibrated) -> None:  # type: ignore[no-untyped-def]
+    site, _ = calibrated
+    carlsen = intrinsic_pages.player_sections(site, "Carlsen, Magnus")
+    assert carlsen and carlsen[0].context["years"]
+    assert carlsen[0].context["chart"]["layout"]["title"]["text"].endswith("IPR by year")
+    key = next(k for k in site.results["intrinsic"].events["event"] if "Tata" in k)
+    ev = intrinsic_pages.event_sections(site, key)
+    assert ev and ev[0].context["event"]["ipr_lo"] < ev[0].context["event"]["ipr_hi"]
+    game = next(g for g in site.games if g.game_id in site.analysed)
+    rows = bayesian_pages.game_sections(site, game)[0].context["rows"]
+    assert len(rows) == 2 and all(r["c_lo"] <= r["c"] <= r["c_hi"] for r in rows)
+
+
+def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    site, out = calibrated
+    again = dataclasses.replace(site, results=dict(site.results))
+    mp = pytest.MonkeyPatch()
+    real = I.calibrate
+    mp.setattr(
+        I,
+        "calibrate",
+        lambda sp, meta, cfg, method=None: dataclasses.replace(
+            real(sp, meta, cfg, method),
+            c_line=I.Line(0.1, 0.0002, 4),
+            elo_line=I.Line(3300.0, -2000.0, 4),
+            status="",
+        ),
+    )
+    again.results["intrinsic"] = intrinsic_pages.compute(again)
+    mp.undo()
+    pages = intrinsic_pages.pages(again)
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    second = render_pages(pages, tmp_path, common)
+    for path in ("intrinsic.html", "calibration.html", "data/intrinsic.json"):
+        assert second[path] == out[path], path
+
+
+def test_uncalibrated_site_says_why(small_site, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    site = _site(small_site, min_turns=10**7)
+    site.results["intrinsic"] = intrinsic_pages.compute(site)
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    out = render_pages(intrinsic_pages.pages(site), tmp_path, common)
+    html = out["intrinsic.html"].decode()
+    assert "n/a: the Elo calibration could not be made" in html
+    cal = out["calibration.html"].decode()
+    assert "too few turns" in cal and "milepost bucket(s) with at least" in cal
+    assert intrinsic_pages.player_sections(site, "Carlsen, Magnus")[0].context["summary"]["status"]
