@@ -62,6 +62,8 @@ class BuildStats:
     written: WriteStats | None = None
     #: Metric families recomputed (the others were unchanged and reused).
     recomputed: list[str] = field(default_factory=list)
+    #: family → players whose per-player numbers were recomputed.
+    recomputed_players: dict[str, set[str]] = field(default_factory=dict)
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -683,9 +685,16 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         families = all_families()
+        site.memo = build_cache
+        code = code_digest()
+        site.player_keys = {
+            name: digest([p["digest"], new["spec"], str(site.as_of), code])
+            for name, p in new["players"].items()
+        }
         stats.recomputed = compute_metrics(
             site, families, build_cache, digest([new[k] for k in DATA_KEYS])
         )
+        stats.recomputed_players = site.recomputed_players
         clock.lap("metrics")
         result, digests = render_site(site, families, output_dir, old.get("pages"))
         build_cache.set(manifest_key, {**new, "pages": digests})

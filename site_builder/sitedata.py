@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
@@ -14,6 +14,9 @@ from site_builder.analysis.spec import AnalysisSpec
 from site_builder.config import Settings
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.writer import Page
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -38,6 +41,26 @@ class SiteData:
     results: dict[str, Any] = field(default_factory=dict)
     #: Build facts shown on the methodology and report pages.
     facts: dict[str, Any] = field(default_factory=dict)
+    #: Per-player memo: a store with get/set (the build cache), each player's input key
+    #: (their games, analysis and the as-of date), and what each family recomputed.
+    memo: Any = None
+    player_keys: dict[str, str] = field(default_factory=dict)
+    recomputed_players: dict[str, set[str]] = field(default_factory=dict)
+
+    def per_player(self, family: str, player: str, settings_key: str,
+                   compute: Callable[[], T]) -> T:
+        """``compute()`` for one player, reused from the last build when the player's inputs
+        (games, their analysis, the as-of date) and ``settings_key`` are unchanged."""
+        key = f"player|{family}|{player}|{self.player_keys.get(player, '')}|{settings_key}"
+        if self.memo is not None and player in self.player_keys:
+            found = self.memo.get(key)
+            if found is not None:
+                return found[0]  # type: ignore[no-any-return]
+        value = compute()
+        self.recomputed_players.setdefault(family, set()).add(player)
+        if self.memo is not None and player in self.player_keys:
+            self.memo.set(key, (value,))
+        return value
 
     @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
@@ -96,6 +119,49 @@ class Section:
 class NavItem:
     title: str
     path: str
+    #: A menu of pages under this entry (then ``path`` is the first child's path).
+    children: tuple[NavItem, ...] = ()
+
+
+@dataclass(frozen=True)
+class SummaryItem:
+    """One rating on a player's summary card ("Quality index 63.6, 95% 58.1–69.1, #4 of 16").
+
+    ``value`` None means n/a, and ``note`` says why. ``low``/``high`` bound the interval the
+    method gives (``interval`` names it); both None when the method gives none. ``rank`` and
+    ``of`` place the player in the list ``href`` points to (relative to the site root).
+    """
+
+    label: str
+    value: float | None
+    digits: int = 0
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    interval: str = ""
+    rank: int | None = None
+    of: int | None = None
+    href: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class EventColumn:
+    """A column of an event's performance table: one value per player (None: n/a).
+
+    ``low``/``high`` give an interval per player when the method has one; ``key`` names the
+    column in the CSV/JSON downloads and ``legend`` documents it.
+    """
+
+    key: str
+    label: str
+    values: dict[str, float | None]
+    legend: str
+    digits: int = 0
+    low: dict[str, float | None] = field(default_factory=dict)
+    high: dict[str, float | None] = field(default_factory=dict)
+    #: player → why the value is n/a
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -112,3 +178,7 @@ class Family:
     event_sections: Callable[[SiteData, str], list[Section]] | None = None
     #: Paragraphs for the methodology page (template partial name), or None.
     methodology: str | None = None
+    #: The family's ratings of one player, for the summary card atop the player page.
+    player_summary: Callable[[SiteData, str], list[SummaryItem]] | None = None
+    #: Per-player columns of an event's performance table, given the event key.
+    event_performance: Callable[[SiteData, str], list[EventColumn]] | None = None

@@ -158,7 +158,11 @@ def player_index(
                 "status": status,
             }
         )
-    frame = pd.DataFrame(rows, columns=PLAYER_COLUMNS)
+    return sort_index(pd.DataFrame(rows, columns=PLAYER_COLUMNS))
+
+
+def sort_index(frame: pd.DataFrame) -> pd.DataFrame:
+    """Listed players first, best index first, then by name."""
     return frame.sort_values(
         ["status", "index", "player"], ascending=[True, False, True], kind="stable"
     ).reset_index(drop=True)

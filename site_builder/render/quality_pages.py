@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from site_builder.metrics import quality
 from site_builder.model import GameRecord
-from site_builder.render import charts
+from site_builder.render import charts, summary
 from site_builder.render.tables import csv_bytes, json_bytes, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -34,14 +35,42 @@ class QualityResult:
             self._by_game = grouped
         return self._by_game
 
+
+def _player(moves: pd.DataFrame, site: SiteData) -> tuple[pd.DataFrame, ...]:
+    """One player's game rows, current-list row and all-time row."""
+    cfg = site.settings.quality
+    games = quality.game_quality(moves, cfg)
+    return (
+        games,
+        quality.player_index(games, cfg, site.as_of_months),
+        quality.player_index(games, cfg, None),
+    )
+
+
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
     moves = site.moves
     if not moves.empty:
         moves = moves[moves["time_class"] == "classical"]
-    games = quality.game_quality(moves, cfg)
-    current = quality.player_index(games, cfg, site.as_of_months)
-    historical = quality.player_index(games, cfg, None)
+    # Per player, so that a rebuild recomputes only the players whose games changed.
+    key = site.settings.digest("quality")
+    parts = [
+        site.per_player("quality", str(name), key, functools.partial(_player, m, site))
+        for name, m in (moves.groupby("player", sort=True) if not moves.empty else [])
+    ]
+    games, current, historical = (
+        (pd.concat([p[i] for p in parts], ignore_index=True) if parts else empty)
+        for i, empty in enumerate(
+            [
+                quality.game_quality(moves.iloc[:0], cfg),
+                pd.DataFrame(columns=quality.PLAYER_COLUMNS),
+                pd.DataFrame(columns=quality.PLAYER_COLUMNS),
+            ]
+        )
+    )
+    games = games.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)
+    current = quality.sort_index(current)
+    historical = quality.sort_index(historical)
     if site.spec is not None and not site.spec.knows_best_move:
         # Imported [%eval] comments name no best move: no match rate.
         for frame in (games, current, historical):
@@ -205,4 +234,6 @@ FAMILY = Family(
     player_sections=player_sections,
     game_sections=game_sections,
     methodology="partials/quality_methodology.html",
+    player_summary=summary.quality_summary,
+    event_performance=summary.quality_event,
 )
