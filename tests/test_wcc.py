@@ -288,6 +288,15 @@ def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> Non
     assert again == out  # byte-identical
 
 
+def test_result_can_be_cached(hand_site: SiteData) -> None:
+    import pickle
+
+    res = hand_site.results["conformance"]
+    again = pickle.loads(pickle.dumps(res))
+    assert again.wcc == res.wcc
+    assert np.array_equal(again.h2h.markov, res.h2h.markov)
+
+
 def test_event_and_player_blocks(hand_site: SiteData) -> None:
     sections = champions_pages.event_sections(hand_site, "Match 2000")
     assert len(sections) == 1 and sections[0].context["row"]["player_a"] == "Alpha"
@@ -303,7 +312,7 @@ def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData
 
     res = hand_site.results["conformance"]
     match = res.titles.matches[1]  # Gamma – Beta 2001: no Elo tags
-    start = match.games[0].date.months
+    start = match.games[0].months
     assert start is not None
 
     class Results:

@@ -18,6 +18,19 @@ from site_builder.model import GameRecord
 
 
 @dataclass(frozen=True)
+class MatchGame:
+    """What the check needs of one game of a match (plain values: results can be cached)."""
+
+    game_id: str
+    white: str
+    black: str
+    white_elo: int | None
+    black_elo: int | None
+    #: Months since year 0 (mid-year when unknown); None without a year.
+    months: float | None
+
+
+@dataclass(frozen=True)
 class TitleMatch:
     """One title match: A is the player with the higher actual score (ties: by name)."""
 
@@ -26,7 +39,7 @@ class TitleMatch:
     last_year: int
     player_a: str
     player_b: str
-    games: tuple[GameRecord, ...]
+    games: tuple[MatchGame, ...]
     #: Games counted in the score (forfeits left out).
     scored: int
     score_a: float  # points
@@ -136,9 +149,11 @@ def _match(event: str, games: list[GameRecord], forfeit_max_plies: int) -> Title
     names = sorted({g.white for g in games} | {g.black for g in games})
     a, b = sorted(names, key=lambda n: (-points[n], n))
     years = [g.date.year or 0 for g in games]
-    return TitleMatch(
-        event, min(years), max(years), a, b, tuple(games), scored, points[a], forfeits
+    plain = tuple(
+        MatchGame(g.game_id, g.white, g.black, g.white_elo, g.black_elo, g.date.months)
+        for g in games
     )
+    return TitleMatch(event, min(years), max(years), a, b, plain, scored, points[a], forfeits)
 
 
 def elo_expectation(elo_a: float, elo_b: float, cap: float = 400.0) -> float:

@@ -307,7 +307,7 @@ def _elo_prediction(site: SiteData, match: titlematches.TitleMatch) -> tuple[flo
     b = titlematches.match_elo(match, match.player_b)
     if a is not None and b is not None:
         return titlematches.elo_expectation(a, b), f"Elo tags {a} – {b}"
-    start = min((g.date.months for g in match.games if g.date.months is not None), default=None)
+    start = min((g.months for g in match.games if g.months is not None), default=None)
     if start is not None:
         ia = _improved_elo(site, match.player_a, start)
         ib = _improved_elo(site, match.player_b, start)
