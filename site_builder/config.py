@@ -167,6 +167,8 @@ class ResultsSection:
     endgame_max_balance: int = 1
     #: Classes whose games make the ECO draw percentages (METHODS: all games).
     opening_classes: tuple[str, ...] = ("classical", "rapid", "blitz")
+    #: ECO codes drawn on the opening chart need this many games (the table lists all).
+    opening_chart_min_games: int = 10
     #: Players drawn on the rating-history chart.
     chart_players: int = 8
     #: Lists side by side: also every player with this many classical games in the current
@@ -423,6 +425,9 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("results", "endgame_check_move"): (1, 1000),
     ("results", "endgame_max_balance"): (0, 39),
     ("results", "chart_players"): (0, 100),
+    ("results", "lists_min_games"): (1, 100000),
+    ("results", "opening_chart_min_games"): (1, 100000),
+    ("results", "reseed_months"): (0, 12000),
     ("intrinsic", "lines"): (2, 50),
     ("intrinsic", "first_move"): (1, 500),
     ("intrinsic", "max_eval_cp"): (1, 100000),
@@ -452,8 +457,6 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("bayesian", "min_turns"): (1, 10**8),
     ("bayesian", "group_min_turns"): (1, 10**8),
     ("bayesian", "window_months"): (1, 1200),
-    ("results", "lists_min_games"): (1, 100000),
-    ("results", "reseed_months"): (0, 12000),
 }
 
 _CLASSES = {"classical", "rapid", "blitz"}

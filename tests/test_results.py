@@ -192,7 +192,9 @@ def test_family_pages_render(tmp_path: Path) -> None:
             "rapid.pgn": rapid,
             "blitz.pgn": blitz,
         },
-        NO_ENGINE + "[results]\nmin_games = 9\nrapid_min_games = 2\nblitz_min_games = 2\n",
+        NO_ENGINE
+        + "[results]\nmin_games = 9\nrapid_min_games = 2\nblitz_min_games = 2\n"
+        + "opening_chart_min_games = 1\n",
     )
     site = prepare(
         content,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from site_builder.model import GameRecord
+from site_builder.model import GameRecord, PgnDate
 
 
 def expected_score(own: float, opponent: float, cap: float = 400.0) -> float:
@@ -78,6 +78,17 @@ class RatedGame:
     year: int
     white_elo: int | None = None
     black_elo: int | None = None
+    #: ISO date for charts: an unknown month is July 1st, an unknown day the 15th.
+    date: str = ""
+
+
+def chart_date(date: PgnDate) -> str:
+    """A PgnDate as an ISO date for a chart axis (mid-year or mid-month when unknown)."""
+    if date.year is None:
+        return ""
+    if date.month is None:
+        return f"{date.year:04d}-07-01"
+    return f"{date.year:04d}-{date.month:02d}-{date.day or 15:02d}"
 
 
 def rated_games(games: Iterable[GameRecord], time_class: str, since: int = 0) -> list[RatedGame]:
@@ -95,7 +106,17 @@ def rated_games(games: Iterable[GameRecord], time_class: str, since: int = 0) ->
         score, months, year = g.score_white, g.date.months, g.date.year
         assert score is not None and months is not None and year is not None
         out.append(
-            RatedGame(g.game_id, g.white, g.black, score, months, year, g.white_elo, g.black_elo)
+            RatedGame(
+                g.game_id,
+                g.white,
+                g.black,
+                score,
+                months,
+                year,
+                g.white_elo,
+                g.black_elo,
+                chart_date(g.date),
+            )
         )
     return out
 
@@ -109,6 +130,7 @@ UPDATE_COLUMNS = [
     "score",
     "year",
     "months",
+    "date",
     "before",
     "opponent_before",
     "expected",
@@ -176,6 +198,7 @@ def sequential_elo(
                     "score": score,
                     "year": g.year,
                     "months": g.months,
+                    "date": g.date,
                     "before": before[name],
                     "opponent_before": before[opp],
                     "expected": expected,

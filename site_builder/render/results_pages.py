@@ -366,16 +366,19 @@ def _na(scope: results.Scope) -> str:
 # --- charts -------------------------------------------------------------------------------
 
 
+_DATE_AXIS = {"title": {"text": "date of the game"}, "type": "date", "automargin": True}
+
+
 def _rating_trace(upd: list[dict[str, Any]], name: str, colour: str) -> dict[str, Any]:
     upd = sorted(upd, key=lambda u: u["order"])
     return {
         "type": "scatter",
         "mode": "lines",
         "name": name,
-        "x": [round(u["months"] / 12, 3) for u in upd],
+        "x": [u["date"] for u in upd],
         "y": [round(u["after"], 1) for u in upd],
         "line": {"color": colour},
-        "hovertemplate": f"{name}<br>%{{y:.0f}} after a game in %{{x:.2f}}<extra></extra>",
+        "hovertemplate": f"{name}<br>%{{y:.0f}} after a game on %{{x}}<extra></extra>",
     }
 
 
@@ -389,7 +392,10 @@ def _history_chart(
             traces.append(_rating_trace(upd, name, charts.PALETTE[i % len(charts.PALETTE)]))
     if not traces:
         return None
-    return charts.figure(traces, charts.layout(title, "year", "rating (Elo points)"))
+    return charts.figure(
+        traces,
+        charts.layout(title, "date", "rating (Elo points)", xaxis=_DATE_AXIS, showlegend=True),
+    )
 
 
 def _player_chart(res: ResultsData, player: str) -> dict[str, Any] | None:
@@ -404,7 +410,10 @@ def _player_chart(res: ResultsData, player: str) -> dict[str, Any] | None:
     if not traces:
         return None
     return charts.figure(
-        traces, charts.layout(f"{player}: rating after each game", "year", "rating (Elo points)")
+        traces,
+        charts.layout(
+            f"{player}: rating after each game", "date", "rating (Elo points)", xaxis=_DATE_AXIS
+        ),
     )
 
 
@@ -641,8 +650,9 @@ def _style_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
             downloads,
         )
         tables.append((scope, t))
-        if chart is None and t.rows:
-            chart = (_style_chart(t.rows), scope)
+        fig = _style_chart(t.rows) if chart is None else None
+        if fig is not None:
+            chart = (fig, scope)
     return Page(
         "style.html",
         "style.html",
@@ -674,18 +684,21 @@ def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> P
     rows = [{**r, "name": res.eco_names.get(r["eco"], "")} for r in records(res.eco)]
     keys = [c.key for c in OPENING_COLS]
     chart = None
+    cfg = site.settings.results
+    shown = [r for r in rows if r["games"] >= cfg.opening_chart_min_games]
     if rows:
         downloads.append(Page("data/results-openings.csv", "", {"bytes": csv_bytes(rows, keys)}))
         downloads.append(Page("data/results-openings.json", "", {"bytes": json_bytes(rows, keys)}))
-        codes = [r["eco"] for r in rows]
+    if shown:
+        codes = [r["eco"] for r in shown]
         chart = charts.figure(
             [
                 {
                     "type": "bar",
                     "name": "draw %",
                     "x": codes,
-                    "y": [r["draw_pct"] for r in rows],
-                    "customdata": [[r["games"], r["name"]] for r in rows],
+                    "y": [r["draw_pct"] for r in shown],
+                    "customdata": [[r["games"], r["name"]] for r in shown],
                     "marker": {"color": charts.COLORS["blue"]},
                     "hovertemplate": "%{x} %{customdata[1]}<br>draws %{y:.1f}% of "
                     "%{customdata[0]} games<extra></extra>",
@@ -695,13 +708,14 @@ def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> P
                     "mode": "markers",
                     "name": "White score %",
                     "x": codes,
-                    "y": [r["white_score"] for r in rows],
+                    "y": [r["white_score"] for r in shown],
                     "marker": {"color": charts.COLORS["orange"], "size": 6, "symbol": "diamond"},
                     "hovertemplate": "%{x}<br>White scores %{y:.1f}%<extra></extra>",
                 },
             ],
             charts.layout(
-                "Draw percentage and White's score per ECO code",
+                "Draw percentage and White's score per ECO code "
+                f"({cfg.opening_chart_min_games}+ games)",
                 "ECO code",
                 "% of games (draws) / % of points (White)",
                 yaxis={
@@ -727,7 +741,6 @@ def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> P
                 "white_score": 100 * score / n if n else None,
             }
         )
-    cfg = site.settings.results
     return Page(
         "openings.html",
         "openings.html",
@@ -739,6 +752,8 @@ def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> P
             "volumes": volumes,
             "classes": cfg.opening_classes,
             "unrated": res.unrated,
+            "chart_codes": len(shown),
+            "chart_min": cfg.opening_chart_min_games,
         },
     )
 
