@@ -11,6 +11,7 @@ from site_builder.render import (
     results_pages,
 )
 from site_builder.render.core_pages import make_core_family
+from site_builder.render.nav import with_grouped_nav
 from site_builder.sitedata import Family
 
 METRIC_FAMILIES: list[Family] = [
@@ -25,4 +26,5 @@ METRIC_FAMILIES: list[Family] = [
 
 
 def all_families() -> list[Family]:
-    return [*METRIC_FAMILIES, make_core_family(METRIC_FAMILIES)]
+    """Every family, the core pages last; the navigation is grouped into menus (render.nav)."""
+    return with_grouped_nav([*METRIC_FAMILIES, make_core_family(METRIC_FAMILIES)])

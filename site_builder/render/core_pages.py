@@ -1,31 +1,71 @@
-"""Pages every site has: players, player, game, methodology and build report."""
+"""Pages every site has: players, player, game, events, event, methodology and build report,
+and the player-search index every page's search box reads."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from site_builder.metrics import events
 from site_builder.model import GameRecord
-from site_builder.render import charts
+from site_builder.render import charts, summary
+from site_builder.render.tables import csv_bytes, json_bytes
 from site_builder.render.writer import Page
-from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
+from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
+_BEST_GAMES = 5  # best and worst games shown on player and event pages
+SEARCH_INDEX = "assets/search-index.js"
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a downloadable list: key in CSV/JSON, header, legend line."""
+
+    key: str
+    label: str
+    legend: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Downloads:
+    """The CSV and JSON files of one table, and its documented columns."""
+
+    csv: str
+    json: str
+    columns: tuple[Column, ...]
+
+
+def _download_pages(
+    base: str, rows: Sequence[dict[str, Any]], columns: Sequence[Column]
+) -> tuple[Downloads, list[Page]]:
+    keys = [c.key for c in columns]
+    d = Downloads(f"{base}.csv", f"{base}.json", tuple(columns))
+    return d, [
+        Page(d.csv, "", {"bytes": csv_bytes(rows, keys)}),
+        Page(d.json, "", {"bytes": json_bytes(rows, keys)}),
+    ]
 
 
 def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> dict[str, Any]:
     row: dict[str, Any] = {
         "href": site.game_path(game.game_id),
+        "page": site.game_path(game.game_id),
+        "game_id": game.game_id,
         "date": str(game.date),
         "event": game.event,
+        "event_key": event_key(game),
         "event_href": site.event_path(event_key(game)),
         "round": game.round,
         "white": game.white,
         "black": game.black,
         "white_href": site.player_path(game.white),
         "black_href": site.player_path(game.black),
+        "white_elo": game.white_elo,
+        "black_elo": game.black_elo,
         "result": game.result,
         "eco": game.eco or "",
         "moves": game.full_moves,
@@ -37,6 +77,7 @@ def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> di
         row["colour"] = "White" if white else "Black"
         row["opponent"] = game.black if white else game.white
         row["opponent_href"] = site.player_path(row["opponent"])
+        row["opponent_elo"] = game.black_elo if white else game.white_elo
         score = game.score_white
         row["score"] = None if score is None else (score if white else 1 - score)
     return row
@@ -52,45 +93,228 @@ def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
     return by_player
 
 
-def players_page(site: SiteData, by_player: dict[str, list[GameRecord]]) -> Page:
+# --- players list and search index ---------------------------------------------------------
+
+PLAYER_LIST_COLUMNS = (
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    Column("games", "Games", "games in the content, every time control", True),
+    Column("analysed", "Analysed", "games whose moves the engine analysed", True),
+    Column("classical", "Classical", "classical games", True),
+    Column("rapid", "Rapid", "rapid games", True),
+    Column("blitz", "Blitz", "blitz games", True),
+    Column("first_year", "First year", "year of the first dated game", True),
+    Column("last_year", "Last year", "year of the last dated game", True),
+    Column("page", "Page", "the player's page, relative to the site root"),
+)
+
+
+def _player_list_rows(
+    site: SiteData, by_player: dict[str, list[GameRecord]]
+) -> list[dict[str, Any]]:
     rows = []
     for name in sorted(by_player):
         games = by_player[name]
         years = [g.date.year for g in games if g.date.year]
+        classes = Counter(g.time_class for g in games)
         rows.append(
             {
                 "player": name,
                 "href": site.player_path(name),
+                "page": site.player_path(name),
                 "games": len(games),
                 "analysed": sum(1 for g in games if g.game_id in site.analysed),
-                "first": min(years) if years else None,
-                "last": max(years) if years else None,
+                "classical": classes.get("classical", 0),
+                "rapid": classes.get("rapid", 0),
+                "blitz": classes.get("blitz", 0),
+                "first_year": min(years) if years else None,
+                "last_year": max(years) if years else None,
             }
         )
-    return Page("players.html", "players.html", {"title": "Players", "rows": rows})
+    return rows
+
+
+def players_page(site: SiteData, by_player: dict[str, list[GameRecord]]) -> list[Page]:
+    rows = _player_list_rows(site, by_player)
+    downloads, files = _download_pages("data/players", rows, PLAYER_LIST_COLUMNS)
+    return [
+        Page(
+            "players.html",
+            "players.html",
+            {"title": "Players", "rows": rows, "downloads": downloads},
+        ),
+        *files,
+    ]
+
+
+def search_index(site: SiteData, by_player: dict[str, list[GameRecord]]) -> Page:
+    """``assets/search-index.js``: players and events for the search box, as a script that
+    sets a global (a ``.json`` file cannot be fetched from file://)."""
+    players = []
+    for row in _player_list_rows(site, by_player):
+        years = ""
+        if row["first_year"]:
+            years = f"{row['first_year']}–{row['last_year']}"
+            if row["first_year"] == row["last_year"]:
+                years = str(row["first_year"])
+        players.append([row["player"], row["page"], f"{row['games']} games {years}".strip()])
+    evs = []
+    for key, games in sorted(site.games_of_event().items()):
+        evs.append([key, site.event_path(key), f"{len(games)} games"])
+    data = {"players": players, "events": evs}
+    text = charts.to_script_json(data)
+    body = f"/* Generated: every player and event of the site. */\nwindow.SITE_INDEX = {text};\n"
+    return Page(SEARCH_INDEX, "", {"bytes": body.encode("utf-8")})
+
+
+# --- player page ---------------------------------------------------------------------------
+
+PLAYER_GAME_COLUMNS = (
+    Column("date", "Date", "date of the game (year.month.day; ?? when unknown)"),
+    Column("event", "Event", "event name from the PGN"),
+    Column("round", "Round", "round from the PGN"),
+    Column("colour", "Colour", "the player's colour"),
+    Column("opponent", "Opponent", "the opponent's name"),
+    Column("opponent_elo", "Opp. Elo", "the opponent's Elo tag in this game", True),
+    Column("result", "Result", "the game's result (White's score first)"),
+    Column("score", "Score", "the player's points: 1, 0.5 or 0 (empty: unfinished)", True),
+    Column("eco", "ECO", "opening code from the PGN tag"),
+    Column("moves", "Moves", "full moves played", True),
+    Column("time_class", "Class", "time control: classical, rapid or blitz"),
+    Column("q", "q", "the player's quality q in the game (0–100; empty: not analysed)", True),
+    Column("page", "Page", "the game's page, relative to the site root"),
+)
+H2H_COLUMNS = (
+    Column("opponent", "Opponent", "the opponent's name"),
+    Column("games", "Games", "games against the opponent (finished and unfinished)", True),
+    Column("wins", "+", "wins", True),
+    Column("draws", "=", "draws", True),
+    Column("losses", "−", "losses", True),
+    Column("points", "Points", "points scored", True),
+    Column("score_pct", "Score %", "points per finished game, in %", True),
+    Column("first", "First", "date of the first game against them"),
+    Column("last", "Last", "date of the last game against them"),
+    Column("page", "Page", "the opponent's page, relative to the site root"),
+)
+
+
+def _head_to_head(site: SiteData, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_opp: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_opp[r["opponent"]].append(r)
+    out = []
+    for opp, games in by_opp.items():
+        finished = [g["score"] for g in games if g["score"] is not None]
+        points = float(sum(finished))
+        out.append(
+            {
+                "opponent": opp,
+                "href": site.player_path(opp),
+                "page": site.player_path(opp),
+                "games": len(games),
+                "wins": sum(1 for s in finished if s == 1),
+                "draws": sum(1 for s in finished if s == 0.5),
+                "losses": sum(1 for s in finished if s == 0),
+                "points": points,
+                "score_pct": 100 * points / len(finished) if finished else None,
+                "first": games[0]["date"],
+                "last": games[-1]["date"],
+            }
+        )
+    out.sort(key=lambda r: (-r["games"], r["opponent"]))
+    return out
+
+
+def _elo_tag_chart(player: str, games: Sequence[GameRecord]) -> dict[str, Any] | None:
+    """The player's Elo tags over time, one marker per rated game."""
+    xs: list[float] = []
+    ys: list[int] = []
+    labels: list[str] = []
+    for g in games:
+        elo = g.white_elo if g.white == player else g.black_elo
+        months = g.date.months
+        if elo is None or months is None:
+            continue
+        xs.append(round(months / 12, 3))
+        ys.append(elo)
+        labels.append(f"{g.date}, {event_key(g)}")
+    if len(xs) < 2:
+        return None
+    return charts.figure(
+        [
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "Elo tag",
+                "x": xs,
+                "y": ys,
+                "text": labels,
+                "hovertemplate": "%{text}<br>Elo %{y}<extra></extra>",
+                "marker": {"color": charts.COLORS["blue"], "size": 6, "symbol": "circle"},
+            }
+        ],
+        charts.layout(f"{player}: Elo in the games' tags", "year", "Elo (PGN tag)"),
+    )
+
+
+def _quality_rows(
+    site: SiteData, rows_by_id: dict[str, dict[str, Any]], ranked: Sequence[tuple[str, float]]
+) -> list[dict[str, Any]]:
+    return [{**rows_by_id[gid], "q": q} for gid, q in ranked if gid in rows_by_id]
 
 
 def player_page(
     site: SiteData, name: str, games: Sequence[GameRecord], families: Sequence[Family]
-) -> Page:
+) -> list[Page]:
     sections: list[Section] = []
     for fam in families:
         if fam.player_sections is not None:
             sections.extend(fam.player_sections(site, name))
     rows = [_game_row(site, g, name) for g in games]
+    ranked = summary.player_games_by_quality(site, name)
+    q_of = dict(ranked)
+    for r in rows:
+        r["q"] = q_of.get(r["game_id"])
+    by_id = {r["game_id"]: r for r in rows}
+    best = _quality_rows(site, by_id, ranked[:_BEST_GAMES])
+    worst = []
+    if len(ranked) > _BEST_GAMES:
+        tail = ranked[-min(_BEST_GAMES, len(ranked) - _BEST_GAMES) :]
+        worst = _quality_rows(site, by_id, list(reversed(tail)))
+    h2h = _head_to_head(site, rows)
+    slug = site.player_slugs[name]
+    games_dl, files = _download_pages(f"data/players/{slug}-games", rows, PLAYER_GAME_COLUMNS)
+    h2h_dl, h2h_files = _download_pages(f"data/players/{slug}-opponents", h2h, H2H_COLUMNS)
     counts = Counter(r["time_class"] for r in rows)
-    return Page(
-        site.player_path(name),
-        "player.html",
-        {
-            "title": name,
-            "player": name,
-            "games": rows,
-            "class_counts": dict(sorted(counts.items())),
-            "sections": sections,
-            "breadcrumbs": [("Players", "players.html")],
-        },
-    )
+    years = [g.date.year for g in games if g.date.year]
+    return [
+        Page(
+            site.player_path(name),
+            "player.html",
+            {
+                "title": name,
+                "player": name,
+                "games": rows,
+                "class_counts": dict(sorted(counts.items())),
+                "years": (min(years), max(years)) if years else None,
+                "events": len({r["event_key"] for r in rows}),
+                "summary": summary.player_summary(site, families, name),
+                "elo_chart": _elo_tag_chart(name, games),
+                "best": best,
+                "worst": worst,
+                "analysed_games": len(ranked),
+                "head_to_head": h2h,
+                "sections": sections,
+                "games_downloads": games_dl,
+                "h2h_downloads": h2h_dl,
+                "breadcrumbs": [("Players", "players.html")],
+            },
+        ),
+        *files,
+        *h2h_files,
+    ]
+
+
+# --- game page -----------------------------------------------------------------------------
 
 
 def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -145,12 +369,18 @@ def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], 
     return rows, fig or {}
 
 
-def game_page(site: SiteData, game: GameRecord, families: Sequence[Family]) -> Page:
+def game_page(
+    site: SiteData,
+    game: GameRecord,
+    families: Sequence[Family],
+    neighbours: tuple[GameRecord | None, GameRecord | None] = (None, None),
+) -> Page:
     sections: list[Section] = []
     for fam in families:
         if fam.game_sections is not None:
             sections.extend(fam.game_sections(site, game))
     moves, fig = _move_rows(site, game)
+    prev, nxt = neighbours
     return Page(
         site.game_path(game.game_id),
         "game.html",
@@ -163,6 +393,8 @@ def game_page(site: SiteData, game: GameRecord, families: Sequence[Family]) -> P
             "eval_chart": fig or None,
             "not_analysed": site.not_analysed.get(game.game_id, ""),
             "sections": sections,
+            "previous": _game_row(site, prev) if prev else None,
+            "next": _game_row(site, nxt) if nxt else None,
             "breadcrumbs": [
                 ("Tournaments", "events.html"),
                 (event_key(game), site.event_path(event_key(game))),
@@ -171,66 +403,159 @@ def game_page(site: SiteData, game: GameRecord, families: Sequence[Family]) -> P
     )
 
 
+# --- events --------------------------------------------------------------------------------
+
 _CROSSTABLE_MAX = 20  # players; larger events show standings only
 
+EVENT_LIST_COLUMNS = (
+    Column("event", "Event", "event name and year"),
+    Column("year", "Year", "year of the event's first dated game", True),
+    Column("first_date", "From", "date of the first game"),
+    Column("last_date", "To", "date of the last game"),
+    Column("games", "Games", "games in the content", True),
+    Column("players", "Players", "players with a game in the event", True),
+    Column("analysed", "Analysed", "games whose moves the engine analysed", True),
+    Column("classes", "Class", "time controls of the games"),
+    Column("page", "Page", "the event's page, relative to the site root"),
+)
+STANDING_COLUMNS = (
+    Column("rank", "Rank", "place by points (ties: fewer games first, then name)", True),
+    Column("player", "Player", "the player's name"),
+    Column("points", "Points", "points scored in finished games", True),
+    Column("games", "Games", "finished games", True),
+    Column("elo", "Elo", "mean of the player's Elo tags in the event", True),
+    Column(
+        "performance",
+        "Elo perf.",
+        "FIDE performance: mean Elo of rated opponents + dp(score against them)",
+        True,
+    ),
+)
+EVENT_GAME_COLUMNS = (
+    Column("round", "Round", "round from the PGN"),
+    Column("date", "Date", "date of the game"),
+    Column("white", "White", "White's name"),
+    Column("black", "Black", "Black's name"),
+    Column("white_elo", "White Elo", "White's Elo tag", True),
+    Column("black_elo", "Black Elo", "Black's Elo tag", True),
+    Column("result", "Result", "the game's result"),
+    Column("eco", "ECO", "opening code from the PGN tag"),
+    Column("moves", "Moves", "full moves played", True),
+    Column("page", "Page", "the game's page, relative to the site root"),
+)
 
-def events_page(site: SiteData, by_event: dict[str, list[GameRecord]]) -> Page:
+
+def events_page(site: SiteData, by_event: dict[str, list[GameRecord]]) -> list[Page]:
     rows = []
     for key, games in by_event.items():
-        dates = sorted(g.date.sort_key for g in games)
         players = {g.white for g in games} | {g.black for g in games}
+        ordered = sorted(games, key=lambda g: g.date.sort_key)
         rows.append(
             {
                 "event": key,
                 "href": site.event_path(key),
+                "page": site.event_path(key),
                 "year": games[0].date.year,
+                "first_date": str(ordered[0].date),
+                "last_date": str(ordered[-1].date),
                 "games": len(games),
                 "players": len(players),
                 "analysed": sum(1 for g in games if g.game_id in site.analysed),
                 "classes": ", ".join(sorted({g.time_class for g in games})),
-                "sort": dates[0],
+                "sort": ordered[0].date.sort_key,
             }
         )
     rows.sort(key=lambda r: (r["sort"], r["event"]), reverse=True)
-    return Page("events.html", "events.html", {"title": "Tournaments and matches", "rows": rows})
+    for r in rows:
+        del r["sort"]
+    downloads, files = _download_pages("data/events", rows, EVENT_LIST_COLUMNS)
+    return [
+        Page(
+            "events.html",
+            "events.html",
+            {"title": "Tournaments and matches", "rows": rows, "downloads": downloads},
+        ),
+        *files,
+    ]
+
+
+def _perf_columns(cols: Sequence[EventColumn]) -> list[Column]:
+    out = []
+    for c in cols:
+        out.append(Column(c.key, c.label, c.legend, True))
+        if c.low or c.high:
+            out.append(Column(f"{c.key}_lo", f"{c.label} low", "lower end of the interval", True))
+            out.append(Column(f"{c.key}_hi", f"{c.label} high", "upper end of the interval", True))
+    return out
 
 
 def event_page(
     site: SiteData, key: str, games: list[GameRecord], families: Sequence[Family]
-) -> Page:
+) -> list[Page]:
     table = events.standings(games)
     order = [s.player for s in table]
-    rows = [
-        {
+    perf = summary.event_performance(site, families, key)
+    rows = []
+    for i, s in enumerate(table, start=1):
+        row: dict[str, Any] = {
             "rank": i,
             "player": s.player,
             "href": site.player_path(s.player),
+            "page": site.player_path(s.player),
             "points": s.points,
             "games": s.games,
             "elo": s.elo,
             "performance": s.performance,
         }
-        for i, s in enumerate(table, start=1)
-    ]
+        for c in perf:
+            row[c.key] = c.values.get(s.player)
+            row[f"{c.key}_lo"] = c.low.get(s.player)
+            row[f"{c.key}_hi"] = c.high.get(s.player)
+            row[f"{c.key}_note"] = c.notes.get(s.player, "")
+        rows.append(row)
     cross = events.crosstable(games, order) if len(order) <= _CROSSTABLE_MAX else None
     sections: list[Section] = []
     for fam in families:
         if fam.event_sections is not None:
             sections.extend(fam.event_sections(site, key))
     ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))
-    return Page(
-        site.event_path(key),
-        "event.html",
-        {
-            "title": key,
-            "standings": rows,
-            "crosstable": cross,
-            "order": order,
-            "games": [_game_row(site, g) for g in ordered],
-            "sections": sections,
-            "breadcrumbs": [("Tournaments", "events.html")],
-        },
-    )
+    game_rows = [_game_row(site, g) for g in ordered]
+    by_id = {r["game_id"]: r for r in game_rows}
+    best = [
+        {**by_id[gid], "q": q, "q_white": qw, "q_black": qb}
+        for gid, q, qw, qb in summary.event_games_by_quality(site, key)[:_BEST_GAMES]
+    ]
+    slug = site.event_slugs[key]
+    st_cols = (*STANDING_COLUMNS, *_perf_columns(perf), Column("page", "Page", "player page"))
+    st_dl, st_files = _download_pages(f"data/events/{slug}-standings", rows, st_cols)
+    g_dl, g_files = _download_pages(f"data/events/{slug}-games", game_rows, EVENT_GAME_COLUMNS)
+    dates = [g.date for g in ordered]
+    return [
+        Page(
+            site.event_path(key),
+            "event.html",
+            {
+                "title": key,
+                "standings": rows,
+                "perf": perf,
+                "crosstable": cross,
+                "order": order,
+                "games": game_rows,
+                "best": best,
+                "sections": sections,
+                "dates": (str(dates[0]), str(dates[-1])) if dates else None,
+                "classes": sorted({g.time_class for g in games}),
+                "standings_downloads": st_dl,
+                "games_downloads": g_dl,
+                "breadcrumbs": [("Tournaments", "events.html")],
+            },
+        ),
+        *st_files,
+        *g_files,
+    ]
+
+
+# --- report and methodology ----------------------------------------------------------------
 
 
 def report_page(site: SiteData) -> list[Page]:
@@ -279,14 +604,27 @@ def make_core_family(families: Sequence[Family]) -> Family:
         by_player = _games_of(site)
         by_event = site.games_of_event()
         out = [
-            players_page(site, by_player),
+            *players_page(site, by_player),
+            search_index(site, by_player),
             methodology_page(site, families),
-            events_page(site, by_event),
+            *events_page(site, by_event),
         ]
-        out += [event_page(site, k, g, families) for k, g in sorted(by_event.items())]
+        for key, event_games in sorted(by_event.items()):
+            out += event_page(site, key, event_games, families)
         out += report_page(site)
-        out += [player_page(site, n, g, families) for n, g in sorted(by_player.items())]
-        out += [game_page(site, g, families) for g in site.games]
+        for name, player_games in sorted(by_player.items()):
+            out += player_page(site, name, player_games, families)
+        neighbours: dict[str, tuple[GameRecord | None, GameRecord | None]] = {}
+        for games in by_event.values():
+            ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))
+            for i, g in enumerate(ordered):
+                prev = ordered[i - 1] if i > 0 else None
+                nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+                neighbours[g.game_id] = (prev, nxt)
+        out += [
+            game_page(site, g, families, neighbours.get(g.game_id, (None, None)))
+            for g in site.games
+        ]
         return out
 
     return Family(

@@ -1,64 +1,402 @@
-/* Charts, sortable tables and table filters. No network: everything is local. */
+/* Charts, menus, the search box, sortable and filterable tables. No network: everything this
+   script reads is a local file of the site, loaded with <script> (works from file://).
+   Every name from the games is inserted with textContent, never as HTML. */
 (function () {
   "use strict";
 
-  function drawCharts() {
-    if (typeof Plotly === "undefined") return;
-    document.querySelectorAll("script[data-plot]").forEach(function (node) {
-      var target = document.getElementById(node.getAttribute("data-plot"));
-      if (!target) return;
-      var fig = JSON.parse(node.textContent);
-      Plotly.newPlot(target, fig.data, fig.layout, { responsive: true, displaylogo: false });
-    });
+  var each = function (list, fn) { Array.prototype.forEach.call(list, fn); };
+
+  /* Accent- and case-insensitive text for matching: "Ding Liren" ~ "ding", "Ľubomír" ~ "lubomir". */
+  function fold(s) {
+    return String(s).normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   }
 
-  function cellValue(row, index, numeric) {
+  /* ---- charts -------------------------------------------------------------------------- */
+
+  /* Plotly reads a little HTML in every label (<b>, <a href>, <img> is dropped ...). Names from
+     the games must show literally, so every string is escaped except the few tags the figures
+     use on purpose (line breaks, sub/superscripts, the hover box's <extra>). */
+  var KEEP = /^<\/?(br|sub|sup|extra)\s*\/?>$/i;
+  function plotlyText(s) {
+    return s.replace(/&/g, "&amp;").replace(/<[^<>]*>|[<>]/g, function (m) {
+      return KEEP.test(m) ? m : m.replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    });
+  }
+  function escapeFigure(v) {
+    if (typeof v === "string") return plotlyText(v);
+    if (Array.isArray(v)) return v.map(escapeFigure);
+    if (v && typeof v === "object") {
+      var out = {};
+      Object.keys(v).forEach(function (k) { out[k] = escapeFigure(v[k]); });
+      return out;
+    }
+    return v;
+  }
+
+  function plainTitle(t) {
+    var text = t && typeof t === "object" ? t.text : t;
+    if (typeof text !== "string") return "";
+    return text.replace(/<br\s*\/?>/gi, " · ").replace(/<\/?(sub|sup)>/gi, "");
+  }
+
+  function cellText(v) {
+    if (v === null || v === undefined) return "n/a";
+    if (typeof v === "number") return String(Math.round(v * 10000) / 10000);
+    return String(v);
+  }
+
+  function makeTable(caption, head, rows) {
+    var table = document.createElement("table");
+    var cap = table.createCaption();
+    cap.textContent = caption;
+    var tr = table.createTHead().insertRow();
+    head.forEach(function (h) {
+      var th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = h;
+      tr.appendChild(th);
+    });
+    var body = table.createTBody();
+    rows.forEach(function (r) {
+      var row = body.insertRow();
+      r.forEach(function (v, i) {
+        var cell = i === 0 ? document.createElement("th") : document.createElement("td");
+        if (i === 0) cell.scope = "row";
+        cell.textContent = cellText(v);
+        row.appendChild(cell);
+      });
+    });
+    return table;
+  }
+
+  var MAX_CELLS = 20000;
+
+  /* The chart's numbers as tables: its text alternative for screen readers and for copying. */
+  function figureTables(fig) {
+    var layout = fig.layout || {};
+    var title = plainTitle(layout.title) || "Chart";
+    var xt = plainTitle(layout.xaxis && layout.xaxis.title) || "x";
+    var yt = plainTitle(layout.yaxis && layout.yaxis.title) || "y";
+    var tables = [], points = [], cells = 0, errors = false;
+    (fig.data || []).forEach(function (t, n) {
+      var name = typeof t.name === "string" && t.name ? t.name : "series " + (n + 1);
+      if (t.type === "heatmap" && Array.isArray(t.z)) {
+        var xs = t.x || t.z[0].map(function (_, i) { return i; });
+        cells += t.z.length * xs.length;
+        if (cells > MAX_CELLS) return;
+        var rows = t.z.map(function (row, i) {
+          return [t.y ? t.y[i] : i].concat(row);
+        });
+        tables.push(makeTable(title + ": " + name, [yt + " \\ " + xt].concat(xs), rows));
+        return;
+      }
+      var x = t.x, y = t.y;
+      if (!Array.isArray(y) && Array.isArray(x) && t.orientation === "h") { y = x; x = t.y; }
+      if (!Array.isArray(y)) return;
+      var err = t.error_y && Array.isArray(t.error_y.array) ? t.error_y : null;
+      if (err) errors = true;
+      y.forEach(function (v, i) {
+        var label = Array.isArray(t.text) ? t.text[i] : (typeof t.text === "string" ? t.text : "");
+        var e = "";
+        if (err && typeof v === "number" && typeof err.array[i] === "number") {
+          var minus = Array.isArray(err.arrayminus) ? err.arrayminus[i] : err.array[i];
+          e = cellText(v - minus) + " – " + cellText(v + err.array[i]);
+        }
+        points.push([name, Array.isArray(x) ? x[i] : i + 1, v, e, label]);
+      });
+      cells += y.length * 4;
+    });
+    if (cells > MAX_CELLS) return [];
+    if (points.length) {
+      var head = ["Series", xt, yt, "Interval (error bar)", "Label"];
+      if (!errors) {
+        head.splice(3, 1);
+        points.forEach(function (p) { p.splice(3, 1); });
+      }
+      tables.unshift(makeTable(title, head, points));
+    }
+    return tables;
+  }
+
+  function addDataTable(node, fig) {
+    var figure = node.closest("figure");
+    if (!figure) return;
+    var details = document.createElement("details");
+    details.className = "chart-data";
+    var summary = document.createElement("summary");
+    summary.textContent = "The chart's data as a table";
+    details.appendChild(summary);
+    details.addEventListener("toggle", function () {
+      if (!details.open || details.getAttribute("data-built")) return;
+      details.setAttribute("data-built", "1");
+      var tables = figureTables(fig);
+      if (!tables.length) {
+        var p = document.createElement("p");
+        p.textContent = "Too many values to list here; see the downloads of the page.";
+        details.appendChild(p);
+      }
+      tables.forEach(function (t) {
+        var wrap = document.createElement("div");
+        wrap.className = "scroll";
+        wrap.appendChild(t);
+        details.appendChild(wrap);
+      });
+    });
+    figure.appendChild(details);
+  }
+
+  /* Plotly (4 MB) is loaded only by pages that have a chart, from beside this script. */
+  var SELF = document.currentScript;
+  function withPlotly(then) {
+    if (typeof Plotly !== "undefined") { then(); return; }
+    var s = document.createElement("script");
+    s.src = SELF.src.replace(/site\.js([?#].*)?$/, "plotly.min.js");
+    s.onload = then;
+    document.head.appendChild(s);
+  }
+
+  function drawCharts() {
+    var nodes = document.querySelectorAll("script[data-plot]");
+    if (nodes.length) withPlotly(function () { each(nodes, drawChart); });
+  }
+
+  function drawChart(node) {
+    var target = document.getElementById(node.getAttribute("data-plot"));
+    if (!target) return;
+    var fig = JSON.parse(node.textContent);
+    var safe = escapeFigure(fig);
+    Plotly.newPlot(target, safe.data, safe.layout, { responsive: true, displaylogo: false });
+    addDataTable(node, fig);
+  }
+
+  /* ---- sortable and filterable tables --------------------------------------------------- */
+
+  var NUMBER = /[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?/i;
+
+  function sortValue(row, index, numeric) {
     var cell = row.cells[index];
-    var text = cell ? (cell.getAttribute("data-value") || cell.textContent).trim() : "";
-    if (!numeric) return text.toLowerCase();
-    var n = parseFloat(text.replace(/[^0-9.+\-eE]/g, ""));
-    return isNaN(n) ? -Infinity : n;
+    if (!cell) return null;
+    var raw = cell.getAttribute("data-value");
+    var text = (raw !== null ? raw : cell.textContent).trim();
+    if (!numeric) return fold(text);
+    var m = NUMBER.exec(text.replace(/\u2212/g, "-"));
+    return m ? parseFloat(m[0]) : null;
   }
 
   function makeSortable(table) {
-    var headers = table.tHead ? table.tHead.rows[0].cells : [];
-    Array.prototype.forEach.call(headers, function (th, index) {
-      th.tabIndex = 0;
-      th.setAttribute("role", "columnheader");
-      function sort() {
+    if (!table.tHead || !table.tBodies.length) return;
+    var headers = table.tHead.rows[0].cells;
+    each(headers, function (th, index) {
+      var button = document.createElement("button");
+      button.type = "button";
+      while (th.firstChild) button.appendChild(th.firstChild);
+      th.appendChild(button);
+      button.title = "Sort by this column";
+      button.addEventListener("click", function () {
         var numeric = th.getAttribute("data-sort") === "num";
         var ascending = th.getAttribute("aria-sort") !== "ascending";
-        Array.prototype.forEach.call(headers, function (h) { h.removeAttribute("aria-sort"); });
+        each(headers, function (h) { h.removeAttribute("aria-sort"); });
         th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
         var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
-        rows.sort(function (a, b) {
-          var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
-          if (x < y) return ascending ? -1 : 1;
-          if (x > y) return ascending ? 1 : -1;
-          return 0;
+        var rows = Array.prototype.map.call(body.rows, function (r, i) {
+          return { row: r, key: sortValue(r, index, numeric), i: i };
         });
-        rows.forEach(function (r) { body.appendChild(r); });
-      }
-      th.addEventListener("click", sort);
-      th.addEventListener("keydown", function (e) {
-        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
+        rows.sort(function (a, b) {
+          if (a.key === null || b.key === null) {  /* n/a last, either way */
+            if (a.key === b.key) return a.i - b.i;
+            return a.key === null ? 1 : -1;
+          }
+          if (a.key < b.key) return ascending ? -1 : 1;
+          if (a.key > b.key) return ascending ? 1 : -1;
+          return a.i - b.i;
+        });
+        var frag = document.createDocumentFragment();
+        rows.forEach(function (r) { frag.appendChild(r.row); });
+        body.appendChild(frag);
       });
     });
   }
 
   function makeFilter(input) {
     var table = document.getElementById(input.getAttribute("data-filter"));
-    if (!table) return;
-    input.addEventListener("input", function () {
-      var needle = input.value.trim().toLowerCase();
-      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
-        row.hidden = needle !== "" && row.textContent.toLowerCase().indexOf(needle) === -1;
+    if (!table || !table.tBodies.length) return;
+    var count = document.querySelector("[data-count='" + table.id + "']");
+    var texts = null;
+    function apply() {
+      var rows = table.tBodies[0].rows;
+      if (!texts) texts = new WeakMap();
+      var terms = fold(input.value).split(/\s+/).filter(Boolean);
+      var shown = 0;
+      each(rows, function (row) {
+        var text = texts.get(row);
+        if (text === undefined) { text = fold(row.textContent); texts.set(row, text); }
+        var ok = terms.every(function (t) { return text.indexOf(t) !== -1; });
+        row.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      if (count) count.textContent = terms.length ? shown + " of " + rows.length + " rows shown" : "";
+    }
+    input.addEventListener("input", apply);
+    return apply;
+  }
+
+  /* players.html?q=name (the search form's target without JavaScript) fills the filter. */
+  function applyQuery(filters) {
+    var q = new URLSearchParams(window.location.search).get("q");
+    var input = document.querySelector("input[data-filter]");
+    if (!q || !input) return;
+    input.value = q;
+    var apply = filters.get(input);
+    if (apply) apply();
+  }
+
+  /* ---- menus ---------------------------------------------------------------------------- */
+
+  function setupMenus() {
+    var menus = document.querySelectorAll("nav.menu details");
+    each(menus, function (d) {
+      d.addEventListener("toggle", function () {
+        if (d.open) each(menus, function (o) { if (o !== d) o.open = false; });
+      });
+      d.addEventListener("focusout", function (e) {
+        if (d.open && e.relatedTarget && !d.contains(e.relatedTarget)) d.open = false;
+      });
+    });
+    document.addEventListener("click", function (e) {
+      each(menus, function (d) { if (d.open && !d.contains(e.target)) d.open = false; });
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key !== "Escape") return;
+      each(menus, function (d) {
+        if (d.open) { d.open = false; d.querySelector("summary").focus(); }
       });
     });
   }
 
-  document.querySelectorAll("table.sortable").forEach(makeSortable);
-  document.querySelectorAll("input[data-filter]").forEach(makeFilter);
+  /* ---- search box ----------------------------------------------------------------------- */
+
+  function setupSearch() {
+    var form = document.querySelector("form.search");
+    if (!form) return;
+    var input = form.querySelector("input");
+    var list = form.querySelector("[role=listbox]");
+    var status = form.querySelector("[role=status]");
+    var root = form.getAttribute("data-root") || "";
+    var entries = null, loading = false, matches = [], active = -1;
+    var noop = function () {};
+
+    function prepare() {
+      var idx = window.SITE_INDEX || { players: [], events: [] };
+      entries = [];
+      [["player", idx.players], ["tournament", idx.events]].forEach(function (kind) {
+        (kind[1] || []).forEach(function (e) {
+          entries.push({ name: e[0], path: e[1], info: e[2], kind: kind[0], key: fold(e[0]) });
+        });
+      });
+    }
+
+    var pending = null;
+    function load(then) {
+      if (entries) { then(); return; }
+      if (window.SITE_INDEX) { prepare(); then(); return; }
+      pending = then;  /* the latest wish runs once the index is there */
+      if (loading) return;
+      loading = true;
+      var s = document.createElement("script");
+      s.src = form.getAttribute("data-index");
+      s.onload = function () { prepare(); pending(); };
+      document.head.appendChild(s);
+    }
+
+    function close() {
+      list.hidden = true;
+      input.setAttribute("aria-expanded", "false");
+      input.removeAttribute("aria-activedescendant");
+      active = -1;
+    }
+
+    function highlight(i) {
+      each(list.children, function (li, n) { li.setAttribute("aria-selected", n === i ? "true" : "false"); });
+      active = i;
+      if (i >= 0 && list.children[i]) {
+        input.setAttribute("aria-activedescendant", list.children[i].id);
+        list.children[i].scrollIntoView({ block: "nearest" });
+      } else {
+        input.removeAttribute("aria-activedescendant");
+      }
+    }
+
+    function go(entry) { window.location.href = root + entry.path; }
+
+    function search() {
+      var terms = fold(input.value).split(/\s+/).filter(Boolean);
+      list.textContent = "";
+      matches = [];
+      if (!terms.length) { close(); status.textContent = ""; return; }
+      entries.forEach(function (e) {
+        if (!terms.every(function (t) { return e.key.indexOf(t) !== -1; })) return;
+        var first = terms[0];
+        var rank = e.key.indexOf(first) === 0 ? 0 : (new RegExp("(^|[\\s,.\\-])" + first.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).test(e.key) ? 1 : 2);
+        matches.push({ e: e, rank: rank + (e.kind === "player" ? 0 : 3) });
+      });
+      matches.sort(function (a, b) { return a.rank - b.rank || (a.e.key < b.e.key ? -1 : a.e.key > b.e.key ? 1 : 0); });
+      var total = matches.length;
+      matches = matches.slice(0, 12).map(function (m) { return m.e; });
+      matches.forEach(function (e, i) {
+        var li = document.createElement("li");
+        li.id = "site-search-option-" + i;
+        li.setAttribute("role", "option");
+        li.setAttribute("aria-selected", "false");
+        var name = document.createElement("span");
+        name.textContent = e.name;
+        var kind = document.createElement("span");
+        kind.className = "kind";
+        kind.textContent = e.kind + (e.info ? " · " + e.info : "");
+        li.appendChild(name);
+        li.appendChild(kind);
+        li.addEventListener("mousedown", function (ev) { ev.preventDefault(); go(e); });
+        list.appendChild(li);
+      });
+      if (!matches.length) {
+        var none = document.createElement("li");
+        none.className = "empty";
+        none.textContent = "No player or tournament matches.";
+        list.appendChild(none);
+      }
+      list.hidden = false;
+      input.setAttribute("aria-expanded", "true");
+      active = -1;
+      status.textContent = total ? total + (total === 1 ? " match" : " matches") + (total > 12 ? ", first 12 shown" : "") : "No match";
+    }
+
+    input.addEventListener("focus", function () { load(input.value ? search : noop); });
+    input.addEventListener("input", function () { load(search); });
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "ArrowDown" && matches.length) {
+        e.preventDefault();
+        if (list.hidden) search();
+        highlight(Math.min(active + 1, matches.length - 1));
+      } else if (e.key === "ArrowUp" && matches.length) {
+        e.preventDefault();
+        highlight(Math.max(active - 1, 0));
+      } else if (e.key === "Escape") {
+        close();
+      } else if (e.key === "Enter" && matches.length && !list.hidden) {
+        e.preventDefault();
+        go(matches[active >= 0 ? active : 0]);
+      }
+    });
+    input.addEventListener("blur", function () { window.setTimeout(close, 150); });
+  }
+
+  var filters = new Map();
+  each(document.querySelectorAll("table.sortable"), makeSortable);
+  each(document.querySelectorAll("input[data-filter]"), function (input) {
+    var apply = makeFilter(input);
+    if (apply) filters.set(input, apply);
+  });
+  applyQuery(filters);
+  setupMenus();
+  setupSearch();
   drawCharts();
 })();
