@@ -167,6 +167,30 @@ def parser() -> argparse.ArgumentParser:
     )
     xi.add_argument("file", type=Path)
     _content_options(xi)
+
+    cal = sub.add_parser(
+        "calibrate",
+        help="rebuild the Elo calibration of the intrinsic ratings and its page",
+        description="Fit Regan & Haworth's model to the content's rated games bucket by "
+        "bucket, print the calibration table and write calibration.html and "
+        "data/calibration.{csv,json} into the output folder (positions not yet in the "
+        "cache are analysed first, as by build).",
+    )
+    _content_options(cal)
+    cal.add_argument("--output", type=Path, default=Path("output"), metavar="DIR")
+    cal.add_argument(
+        "--method",
+        choices=["percentile", "ml", "mm_ad"],
+        help="fitting method (default: [intrinsic] fit, percentile)",
+    )
+    cal.add_argument(
+        "--width",
+        type=int,
+        metavar="ELO",
+        help="both players within ± ELO of a milepost (default: [intrinsic] milepost_width; "
+        "the seed used 20)",
+    )
+    _analysis_options(cal)
     return ap
 
 
@@ -222,6 +246,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return commands.doctor(args, settings)
     if args.command == "analysis":
         return commands.analysis(args, settings)
+    if args.command == "calibrate":
+        return commands.calibrate(args, settings)
     raise AssertionError(args.command)
 
 

@@ -209,3 +209,61 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
         n = exchange.export_analysis(cache, spec, args.file, positions)
     print(f"Exported {n} evaluations ({spec.describe()}) to {args.file}.")
     return 0
+
+
+def calibrate(args: argparse.Namespace, settings: Settings) -> int:
+    """Rebuild the intrinsic ratings' Elo calibration: print it, write its page and data."""
+    import dataclasses
+
+    from site_builder import __version__
+    from site_builder.families import all_families
+    from site_builder.render import intrinsic_pages
+    from site_builder.render.writer import environment, write_file
+
+    changes: dict[str, object] = {}
+    if args.method:
+        changes["fit"] = args.method
+    if args.width is not None:
+        changes["milepost_width"] = args.width
+    if changes:
+        intrinsic = dataclasses.replace(settings.intrinsic, **changes)  # type: ignore[arg-type]
+        settings = dataclasses.replace(settings, intrinsic=intrinsic)
+    stats = builder.BuildStats()
+    site = builder.prepare(
+        args.content,
+        settings,
+        stats,
+        cache_dir=_cache_dir(args),
+        progress=not args.no_progress and sys.stderr.isatty(),
+        scheduler=args.scheduler,
+    )
+    if site is None:
+        return 1
+    res = intrinsic_pages.compute_calibration(site)
+    site.results["intrinsic"] = res
+    for line in intrinsic_pages.calibration_text(res, settings):
+        print(line)
+    families = all_families()
+    common = {
+        "site": settings.site,
+        "settings": settings,
+        "nav": [item for fam in families for item in fam.nav],
+        "version": __version__,
+    }
+    env = environment()
+    wanted = {"calibration.html", "data/calibration.csv", "data/calibration.json"}
+    for page in intrinsic_pages.pages(site):
+        if page.path not in wanted:
+            continue
+        if page.template:
+            context = {**common, **page.context, "root": "../" * page.path.count("/")}
+            data = (
+                env.get_template(page.template)
+                .render({**context, "page_path": page.path})
+                .encode("utf-8")
+            )
+        else:
+            data = page.context["bytes"]
+        write_file(args.output, page.path, data)
+    print(f"Wrote {', '.join(sorted(wanted))} to {args.output}.")
+    return 0

@@ -125,6 +125,17 @@ def _sort_list(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def compute(site: SiteData) -> IntrinsicResult:
+    """Calibration, fits by every method and the IPR of every player, year and event."""
+    return _compute(site, groups=True)
+
+
+def compute_calibration(site: SiteData) -> IntrinsicResult:
+    """Only what the calibration page shows (``site-builder calibrate``): the buckets, their
+    fits by every method and each bucket's own IPR; no player, year or event ratings."""
+    return _compute(site, groups=False)
+
+
+def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     cfg = site.settings.intrinsic
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
@@ -156,7 +167,13 @@ def compute(site: SiteData) -> IntrinsicResult:
         clock = time.perf_counter()
         grid = intrinsic.elo_grid(cal, cfg.elo_grid_min, cfg.elo_grid_max, cfg.elo_grid_step)
         if len(grid) >= 5:
-            table = intrinsic.unit_table(sp, meta, cal, grid)
+            if groups:
+                table = intrinsic.unit_table(sp, meta, cal, grid)
+            else:
+                inside = np.flatnonzero(_bucket_index(meta, cal, cfg.milepost_width) >= 0)
+                table = intrinsic.unit_table(
+                    sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid
+                )
         else:
             cal_status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
         seconds["agent grid"] = time.perf_counter() - clock
@@ -165,10 +182,13 @@ def compute(site: SiteData) -> IntrinsicResult:
     clock = time.perf_counter()
     use_cal = cal if table is not None else None
     units = intrinsic.unit_frame(meta)
-    players = _players(site, units, table, use_cal, cal_status)
-    years = _years(site, units, table, use_cal, cal_status)
-    events, event_players = _events(site, units, table, use_cal, cal_status)
-    buckets = _bucket_rows(site, cal, meta, units, table)
+    if groups:
+        players = _players(site, units, table, use_cal, cal_status)
+        years = _years(site, units, table, use_cal, cal_status)
+        events, event_players = _events(site, units, table, use_cal, cal_status)
+    else:
+        players = years = events = event_players = empty
+    buckets = _bucket_rows(site, cal, meta, table)
     seconds["IPR bootstrap"] = time.perf_counter() - clock
     return IntrinsicResult(
         "",
@@ -272,11 +292,18 @@ def _events(
     return events, players
 
 
+def _bucket_index(meta: pd.DataFrame, cal: Calibration, width: int) -> np.ndarray[Any, Any]:
+    """Milepost of each turn (NaN → −1)."""
+    pe = intrinsic.elo_values(meta["player_elo"])
+    oe = intrinsic.elo_values(meta["opponent_elo"])
+    which = intrinsic.bucket_of(pe, oe, [b.milepost for b in cal.buckets], width)
+    return np.where(np.isnan(which), -1, which)
+
+
 def _bucket_rows(
     site: SiteData,
     cal: Calibration,
     meta: pd.DataFrame,
-    units: pd.DataFrame,
     table: UnitTable | None,
 ) -> pd.DataFrame:
     """The calibration table, with the IPR of each bucket's own turns (the check that the
@@ -664,6 +691,47 @@ def event_sections(site: SiteData, key: str) -> list[Section]:
             {"event": ev[0], "players": rows, "cfg": site.settings.intrinsic},
         )
     ]
+
+
+def calibration_text(res: IntrinsicResult, settings: Any) -> list[str]:
+    """The calibration table as plain text (``site-builder calibrate``)."""
+    cfg = settings.intrinsic
+    if res.status:
+        return [res.status]
+    cal = res.calibration
+    if cal is None:
+        return ["n/a: no calibration"]
+    lines = [
+        f"Elo calibration, {intrinsic.METHODS[cal.method]} fit, both players within "
+        f"±{cfg.milepost_width} of a milepost:",
+        f"{'Elo':>5} {'games':>6} {'turns':>6} {'mean':>6} {'s':>6} {'c':>6} {'cfit':>6} "
+        f"{'sfit':>6} {'mm p/a %':>11} {'ad p/a':>13} {'Qfit':>6}  IPR [95%]",
+    ]
+    for r in records(res.buckets) if not res.buckets.empty else []:
+        head = f"{r['milepost']:>5} {r['games']:>6} {r['turns']:>6} "
+        if r["status"]:
+            lines.append(head + f"{'':>6} {r['status']}")
+            continue
+        ipr = (
+            f"  {r['ipr']:.0f} [{r['ipr_lo']:.0f}, {r['ipr_hi']:.0f}]"
+            if r.get("ipr") is not None
+            else "  n/a"
+        )
+        c_fit = f"{r['c_fit']:6.3f}" if r.get("c_fit") is not None else f"{'n/a':>6}"
+        s_fit = f"{r['s_fit']:6.3f}" if r.get("s_fit") is not None else f"{'n/a':>6}"
+        lines.append(
+            head
+            + f"{r['mean_elo']:6.0f} {r['s']:6.3f} {r['c']:6.3f} {c_fit} {s_fit} "
+            + f"{100 * r['mm_p']:5.1f}/{100 * r['mm_a']:5.1f} "
+            + f"{r['ad_p']:6.3f}/{r['ad_a']:6.3f} {r['q_fit']:6.3f}{ipr}"
+        )
+    if cal.c_line is not None:
+        lines.append(f"c(Elo) = {cal.c_line.intercept:.4f} {cal.c_line.slope:+.6f}·Elo")
+    if cal.elo_line is not None:
+        lines.append(f"Elo(s) = {cal.elo_line.intercept:.0f} {cal.elo_line.slope:+.1f}·s")
+    if cal.status:
+        lines.append(cal.status)
+    return lines
 
 
 FAMILY = Family(
