@@ -57,7 +57,7 @@ def test_toga_analysis_feeds_both_models(tmp_path: Path) -> None:
     moves = site.moves
     assert len(moves) > 20
     assert moves["line_scores"].map(len).max() == 4
-    sp, meta = intrinsic.turns_from_moves(moves, IntrinsicSection(lines=4))
+    sp, _ = intrinsic.turns_from_moves(moves, IntrinsicSection(lines=4))
     assert len(sp) > 10 and sp.valid.sum(axis=1).min() >= 2
     cand, _ = bayesian.turns_from_moves(moves, BayesianSection(lines=4))
     post = bayesian.posterior(cand, BayesianSection(lines=4))
