@@ -24,6 +24,9 @@ from site_builder.ingest.timecontrol import classify
 from site_builder.model import GameRecord, PgnDate, Problem
 
 _TAG_LINE = re.compile(r'^\s*\[\s*[A-Za-z0-9_]+\s+"')
+#: PGN tag strings escape a quote as \" and a backslash as \\ (PGN standard 7.); python-chess
+#: keeps the escapes.
+_TAG_ESCAPE = re.compile(r'\\([\\"])')
 _RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
 _STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position"}
 
@@ -199,6 +202,9 @@ def parse_game(
         problem("skipped", "no game could be read here", text[:60].replace("\n", " "))
         return None, problems
     headers = game.headers
+    for key, value in list(headers.items()):
+        if "\\" in value:
+            headers[key] = _TAG_ESCAPE.sub(r"\1", value)
     desc = _describe(headers)
     variant = headers.get("Variant", "").strip().lower()
     if variant not in _STANDARD_VARIANTS:
