@@ -1,11 +1,19 @@
-"""Headless Debian Chromium driven by Playwright (no browser download: the system binary)."""
+"""Headless Debian Chromium driven by Playwright (no browser download: the system binary),
+the test sites built once per test process, and the README's screenshots.
+
+Refresh the screenshots of docs/screenshots from a built site:
+``python -m tests.browser screenshots OUTPUT_DIR docs/screenshots``.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +34,38 @@ ARGS = [
     "--disable-sync",
 ]
 
+DATA = Path(__file__).parent / "data"
+TIMEOUT_MS = 120_000
+_BUILT: dict[str, Path] = {}
+
+
+def built_site(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/data/<name> built through the real pipeline, once per test process.
+
+    ``SITE_BUILDER_TEST_OUTPUT=DIR`` uses DIR/<name> as already built (to rerun the browser
+    tests quickly while changing them; the build itself is then not tested).
+    """
+    prebuilt = os.environ.get("SITE_BUILDER_TEST_OUTPUT")
+    if prebuilt:
+        return Path(prebuilt) / name
+    if name not in _BUILT:
+        from site_builder.build import build
+        from site_builder.config import load_settings
+
+        root = tmp_path_factory.mktemp(f"site-{name}")
+        content = DATA / name
+        out = root / "output"
+        build(
+            content,
+            out,
+            load_settings(content),
+            cache_dir=root / "cache",
+            progress=False,
+            echo=lambda s: None,
+        )
+        _BUILT[name] = out
+    return _BUILT[name]
+
 
 @dataclass
 class PageLog:
@@ -39,20 +79,111 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        b = p.chromium.launch(
+            executable_path=CHROMIUM, args=ARGS, headless=True, timeout=3 * TIMEOUT_MS
+        )
         try:
             yield b
         finally:
             b.close()
 
 
-def open_page(b: Any, url: str, width: int = 1280) -> tuple[Any, PageLog]:
+def open_page(b: Any, url: str, width: int = 1280, height: int = 900) -> tuple[Any, PageLog]:
     """A new page at ``url`` that records console errors, requests and dialogs."""
     log = PageLog()
-    page = b.new_page(viewport={"width": width, "height": 900})
+    page = b.new_page(viewport={"width": width, "height": height})
+    # Generous: the CPU may be shared with engine work; a healthy page loads in a second or two.
+    page.set_default_timeout(TIMEOUT_MS)
     page.on("console", lambda m: log.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: log.errors.append(str(e)))
     page.on("request", lambda r: log.requests.append(r.url))
     page.on("dialog", lambda d: (log.dialogs.append(d.message), d.dismiss()))
     page.goto(url, wait_until="load")
     return page, log
+
+
+class Tab:
+    """One browser tab reused for many pages (Chromium keeps compiled Plotly between them,
+    which makes a page with charts load several times faster than in a fresh tab)."""
+
+    def __init__(self, b: Any, width: int = 1280, height: int = 900) -> None:
+        self.page, self.log = open_page(b, "about:blank", width, height)
+
+    def visit(self, url: str) -> PageLog:
+        """Go to ``url``; the returned log holds only what this visit recorded."""
+        self.log.errors.clear()
+        self.log.requests.clear()
+        self.log.dialogs.clear()
+        self.page.goto(url, wait_until="load")
+        return self.log
+
+
+def wait_for_charts(page: Any, timeout: int = TIMEOUT_MS) -> int:
+    """Wait until every chart of the page has drawn its svg; returns the number of charts."""
+    plots = page.locator("div.plot")
+    n = int(plots.count())
+    for i in range(n):
+        plot_id = plots.nth(i).get_attribute("id")
+        page.wait_for_selector(f"[id='{plot_id}'] svg.main-svg", timeout=timeout)
+    return n
+
+
+def representative_pages(site: Path) -> list[Path]:
+    """One page of every template: every top-level page, and the first player, game and
+    event page (plus the player with the most games, whose page has every section)."""
+    pages = sorted(site.glob("*.html"))
+    for folder in ("players", "games", "events"):
+        found = sorted((site / folder).glob("*.html"))
+        if found:
+            pages.append(found[0])
+    players = sorted((site / "players").glob("*.html"), key=lambda p: (-p.stat().st_size, p.name))
+    if players and players[0] not in pages:
+        pages.append(players[0])
+    return pages
+
+
+#: README screenshots: file name → (page, viewport width, height, full page).
+SCREENSHOTS = {
+    "index.png": ("index.html", 1280, 900),
+    "player.png": ("players/carlsen-magnus.html", 1280, 1400),
+    "player-phone.png": ("players/carlsen-magnus.html", 390, 1100),
+    "game.png": ("games/*", 1280, 1100),
+    "tournament.png": ("events/84th-tata-steel-masters-2022.html", 1280, 1200),
+    "champions.png": ("champions.html", 1280, 1100),
+    "methodology.png": ("methodology.html", 1280, 1100),
+}
+
+
+def save_screenshots(site: Path, dest: Path) -> list[Path]:
+    """PNG screenshots of the main pages as a visitor sees them (charts drawn)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    saved = []
+    with browser() as b:
+        for name, (rel, width, height) in SCREENSHOTS.items():
+            path = site / rel
+            if "*" in rel:
+                candidates = sorted(site.glob(rel))
+                analysed = [p for p in candidates if "eval-graph" in p.read_text("utf-8")]
+                path = (analysed or candidates)[0]
+            if not path.exists():
+                path = sorted(path.parent.glob("*.html"))[0]
+            page, _ = open_page(b, path.as_uri(), width=width, height=height)
+            wait_for_charts(page)
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(dest / name))
+            page.close()
+            saved.append(dest / name)
+    return saved
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[0] != "screenshots":
+        print("usage: python -m tests.browser screenshots OUTPUT_DIR DEST_DIR", file=sys.stderr)
+        return 2
+    for path in save_screenshots(Path(argv[1]), Path(argv[2])):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -188,7 +188,7 @@ _RESULTS_LISTS = (
     ("current", "Improved Elo", "elo.html"),
     ("rapid", "Rapid rating", "rapid.html"),
     ("blitz", "Blitz rating", "blitz.html"),
-    ("fighter", "Fighter ranking (Elo)", "fighters.html"),
+    ("fighter", "Fighter ranking: Short Draw Factor", "fighters.html"),
 )
 
 
@@ -230,23 +230,21 @@ def results_summary(site: SiteData, player: str) -> list[SummaryItem]:
             continue
         rank, of = ranks.get(key, ({}, 0))
         status = str(row.get("status") or "")
-        value = _num(row.get("rating"))
-        note = f"{row.get('games')} games counted"
-        if key == "fighter" and status == "":
-            note = f"Short Draw Factor {_num(row.get('sdf')) or 0:.1f}; fewest short draws first"
-        if status:
-            note = status
+        if key == "fighter":  # ranked by SDF, fewest short draws first
+            value, digits = _num(row.get("sdf")), 1
+            note = "fewest short draws first; among the players of the fighter list"
+        else:
+            value, digits = _num(row.get("rating")), 0
+            note = f"{row.get('games')} games counted"
         out.append(
             SummaryItem(
                 label,
                 value,
-                0,
-                "",
-                interval="",
+                digits,
                 rank=rank.get(player),
                 of=of,
                 href=href,
-                note=note,
+                note=status or note,
             )
         )
     return out

@@ -1,0 +1,223 @@
+"""A link checker for a built site: every relative href/src of every HTML page must name a file
+of the site, and every #fragment an id (or name) in the target page.
+
+Run it on any output folder: ``python -m tests.linkcheck output/`` prints the broken links and
+exits 1 when there are any.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+#: Attributes that point at another resource, by tag.
+LINK_ATTRS = {
+    "a": ("href",),
+    "link": ("href",),
+    "script": ("src",),
+    "img": ("src",),
+    "iframe": ("src",),
+    "source": ("src",),
+    "form": ("action",),
+    "area": ("href",),
+}
+#: Schemes a link may use without being a file of the site (the visitor follows them).
+OUTSIDE = ("http", "https", "mailto")
+
+
+class _PageParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[tuple[str, str, int]] = []  # (tag, url, line)
+        self.ids: set[str] = set()
+        self.other_attrs: list[tuple[str, str, str, int]] = []  # every data-downloads etc.
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        line = self.getpos()[0]
+        for name, value in attrs:
+            if value is None:
+                continue
+            if name in ("id", "name") and tag != "meta" and tag != "input":
+                self.ids.add(value)
+            if name in LINK_ATTRS.get(tag, ()):
+                self.links.append((tag, value, line))
+            if name == "data-downloads":
+                for part in value.split():
+                    self.links.append((tag, part, line))
+
+
+@dataclass
+class Broken:
+    page: str
+    line: int
+    url: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}: {self.url} — {self.reason}"
+
+
+@dataclass
+class Report:
+    pages: int = 0
+    links: int = 0
+    outside: int = 0
+    broken: list[Broken] = field(default_factory=list)
+    #: site-relative paths of every file some page links to
+    targets: set[str] = field(default_factory=set)
+
+
+def _parse(path: Path) -> _PageParser:
+    parser = _PageParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    parser.close()
+    return parser
+
+
+def check_site(root: Path) -> Report:
+    """Check every ``*.html`` file under ``root``."""
+    root = root.resolve()
+    report = Report()
+    parsed: dict[Path, _PageParser] = {}
+
+    def page(path: Path) -> _PageParser:
+        if path not in parsed:
+            parsed[path] = _parse(path)
+        return parsed[path]
+
+    for html in sorted(root.rglob("*.html")):
+        report.pages += 1
+        rel = html.relative_to(root).as_posix()
+        for _tag, url, line in page(html).links:
+            report.links += 1
+            parts = urlsplit(url)
+            if parts.scheme in OUTSIDE or (parts.netloc and not parts.scheme):
+                report.outside += 1
+                continue
+            if parts.scheme:
+                report.broken.append(Broken(rel, line, url, f"scheme {parts.scheme}: in a link"))
+                continue
+            if url.startswith("/"):
+                report.broken.append(Broken(rel, line, url, "absolute path: breaks from file://"))
+                continue
+            target = html if not parts.path else (html.parent / unquote(parts.path)).resolve()
+            if target != root and root not in target.parents:
+                report.broken.append(Broken(rel, line, url, "points outside the site"))
+                continue
+            if target.is_dir():
+                report.broken.append(Broken(rel, line, url, "a folder: no index.html from file://"))
+                continue
+            if not target.is_file():
+                report.broken.append(Broken(rel, line, url, "no such file"))
+                continue
+            report.targets.add(target.relative_to(root).as_posix())
+            if parts.fragment and target.suffix == ".html":
+                fragment = unquote(parts.fragment)
+                if fragment not in page(target).ids:
+                    report.broken.append(Broken(rel, line, url, f"no id {fragment!r} there"))
+    return report
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m tests.linkcheck OUTPUT_DIR", file=sys.stderr)
+        return 2
+    report = check_site(Path(argv[0]))
+    for b in report.broken:
+        print(b)
+    print(
+        f"{report.pages} pages, {report.links} links ({report.outside} to other sites), "
+        f"{len(report.broken)} broken."
+    )
+    return 1 if report.broken else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
+
+
+# --- a small DOM, for the structure checks of the tests -----------------------------------
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
+
+@dataclass(eq=False)
+class Element:
+    tag: str
+    attrs: dict[str, str]
+    parent: Element | None = None
+    children: list[Element | str] = field(default_factory=list)
+
+    def iter(self, tag: str | None = None) -> list[Element]:
+        """Every descendant element (depth first), optionally only of ``tag``."""
+        out: list[Element] = []
+        for c in self.children:
+            if isinstance(c, Element):
+                if tag is None or c.tag == tag:
+                    out.append(c)
+                out.extend(c.iter(tag))
+        return out
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def following(self) -> list[Element]:
+        """The element's later siblings."""
+        if self.parent is None:
+            return []
+        siblings = [c for c in self.parent.children if isinstance(c, Element)]
+        return siblings[siblings.index(self) + 1 :]
+
+
+class _DomBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Element("#document", {})
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        el = Element(tag, {k: v or "" for k, v in attrs}, self.stack[-1])
+        self.stack[-1].children.append(el)
+        if tag not in VOID:
+            self.stack.append(el)
+
+    def handle_endtag(self, tag: str) -> None:
+        for i in range(len(self.stack) - 1, 0, -1):
+            if self.stack[i].tag == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1].children.append(data)
+
+
+def parse_dom(path: Path) -> Element:
+    builder = _DomBuilder()
+    builder.feed(path.read_text(encoding="utf-8"))
+    builder.close()
+    return builder.root
+
+
+def downloads_near(table: Element) -> list[str]:
+    """The download links of a table: its ``data-downloads``, or the ``a.download`` links after
+    it (after its scroll container) before the next table or heading."""
+    listed = table.attrs.get("data-downloads", "").split()
+    if listed:
+        return listed
+    anchor = table
+    while anchor.parent is not None and "scroll" in anchor.parent.classes():
+        anchor = anchor.parent
+    found: list[str] = []
+    for sib in anchor.following():
+        if sib.tag in ("h1", "h2", "h3", "table") or sib.iter("table"):
+            break
+        found += [a.attrs.get("href", "") for a in sib.iter("a") if "download" in a.classes()]
+        if sib.tag == "a" and "download" in sib.classes():
+            found.append(sib.attrs.get("href", ""))
+    return found
