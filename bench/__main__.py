@@ -7,7 +7,7 @@ import sys
 
 from bench.common import machine
 
-ALL = ["overhead", "scaling", "cache", "peer", "cost"]
+ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental"]
 
 
 def main(argv: list[str]) -> int:

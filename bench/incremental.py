@@ -1,0 +1,88 @@
+"""Incremental rebuild on the demo: add one real tournament, rebuild, compare with cold.
+
+Judged by: metric + render time of the rebuild after adding one tournament against the full
+metric + render time of a cold build (target: at most 10%), and the time of a warm rebuild
+with nothing changed (target: at most 10 s). Engine time is reported apart.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import CONTENT, ROOT
+from site_builder.build import build
+from site_builder.config import load_settings
+
+NEW = ROOT / "tests/data/new-tournament/20140827-20140906-sinquefield-cup-2nd.pgn"
+EVAL_CACHE = ROOT / ".cache" / "analysis"
+
+
+def _metric_render(stats) -> float:  # type: ignore[no-untyped-def]
+    return stats.seconds.get("metrics", 0.0) + stats.seconds.get("render", 0.0)
+
+
+def main() -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        content = root / "content"
+        shutil.copytree(CONTENT, content)
+        cache = root / "analysis"
+        shutil.copytree(EVAL_CACHE, cache)  # a warm evaluation cache, a cold build cache
+        out = root / "output"
+        settings = load_settings(content)
+        quiet = {"progress": False, "echo": lambda s: None}
+
+        start = time.perf_counter()
+        cold = build(content, out, settings, cache_dir=cache, **quiet)
+        t_cold = time.perf_counter() - start
+
+        start = time.perf_counter()
+        warm = build(content, out, settings, cache_dir=cache, **quiet)
+        t_warm = time.perf_counter() - start
+
+        shutil.copyfile(NEW, content / "games" / "tournaments" / NEW.name)
+        start = time.perf_counter()
+        inc = build(content, out, settings, cache_dir=cache, **quiet)
+        t_inc = time.perf_counter() - start
+
+    full_mr, inc_mr = _metric_render(cold), _metric_render(inc)
+    w = inc.written
+    print(f"incremental: demo ({cold.games} games, {cold.pages} pages), then + {NEW.name}")
+    print(
+        f"  cold build (warm evaluations, empty build cache): {t_cold:.1f} s "
+        f"(metrics {cold.seconds.get('metrics', 0):.1f} s, render "
+        f"{cold.seconds.get('render', 0):.1f} s)"
+    )
+    print(f"  warm rebuild, nothing changed: {t_warm:.1f} s ({warm.explanation[0]})")
+    print(
+        f"  rebuild after adding the tournament: {t_inc:.1f} s, of which analysis "
+        f"{inc.seconds.get('analysis', 0):.1f} s ({inc.analysed} positions), metrics "
+        f"{inc.seconds.get('metrics', 0):.1f} s, render {inc.seconds.get('render', 0):.1f} s"
+    )
+    if w is not None:
+        print(
+            f"  pages: {w.rendered} rendered, {w.reused} reused, {len(w.changed)} files "
+            f"written, {w.unchanged} unchanged"
+        )
+    print(
+        f"  families recomputed: {', '.join(inc.recomputed)}; players recomputed per "
+        f"family: { ({k: len(v) for k, v in sorted(inc.recomputed_players.items())}) }"
+    )
+    ratio = inc_mr / full_mr if full_mr else float("nan")
+    print(
+        f"RATIO metric+render, one added tournament / full: {100 * ratio:.0f}% "
+        f"({'meets' if ratio <= 0.10 else 'misses'} the 10% target)"
+    )
+    print(
+        f"RATIO warm no-change rebuild: {t_warm:.1f} s "
+        f"({'meets' if t_warm <= 10 else 'misses'} the 10 s target); incremental / cold "
+        f"wall time: {t_inc / t_cold:.2f}"
+    )
+    return {"cold": t_cold, "warm": t_warm, "incremental": t_inc, "ratio": ratio}
+
+
+if __name__ == "__main__":
+    main()
