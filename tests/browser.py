@@ -35,7 +35,8 @@ ARGS = [
 ]
 
 DATA = Path(__file__).parent / "data"
-TIMEOUT_MS = 120_000
+#: Milliseconds a page may take (SITE_BUILDER_BROWSER_TIMEOUT=seconds on a very busy machine).
+TIMEOUT_MS = int(os.environ.get("SITE_BUILDER_BROWSER_TIMEOUT", "120")) * 1000
 _BUILT: dict[str, Path] = {}
 
 
@@ -154,25 +155,28 @@ SCREENSHOTS = {
 }
 
 
-def save_screenshots(site: Path, dest: Path) -> list[Path]:
-    """PNG screenshots of the main pages as a visitor sees them (charts drawn)."""
+def save_screenshots(site: Path, dest: Path, b: Any = None) -> list[Path]:
+    """PNG screenshots of the main pages as a visitor sees them (charts drawn), with the
+    browser ``b`` if given (Playwright's sync API allows one per thread)."""
+    if b is None:
+        with browser() as own:
+            return save_screenshots(site, dest, own)
     dest.mkdir(parents=True, exist_ok=True)
     saved = []
-    with browser() as b:
-        for name, (rel, width, height) in SCREENSHOTS.items():
-            path = site / rel
-            if "*" in rel:
-                candidates = sorted(site.glob(rel))
-                analysed = [p for p in candidates if "eval-graph" in p.read_text("utf-8")]
-                path = (analysed or candidates)[0]
-            if not path.exists():
-                path = sorted(path.parent.glob("*.html"))[0]
-            page, _ = open_page(b, path.as_uri(), width=width, height=height)
-            wait_for_charts(page)
-            page.wait_for_timeout(300)
-            page.screenshot(path=str(dest / name))
-            page.close()
-            saved.append(dest / name)
+    for name, (rel, width, height) in SCREENSHOTS.items():
+        path = site / rel
+        if "*" in rel:
+            candidates = sorted(site.glob(rel))
+            analysed = [p for p in candidates if "eval-graph" in p.read_text("utf-8")]
+            path = (analysed or candidates)[0]
+        if not path.exists():
+            path = sorted(path.parent.glob("*.html"))[0]
+        page, _ = open_page(b, path.as_uri(), width=width, height=height)
+        wait_for_charts(page)
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(dest / name))
+        page.close()
+        saved.append(dest / name)
     return saved
 
 

@@ -250,7 +250,10 @@ def test_player_page_brings_every_family_together(doms: dict[str, Element]) -> N
     h2h = [tr for tb in tables["h2h-table"].iter("tbody") for tr in tb.iter("tr")]
     assert len(h2h) == 12  # a round robin: one game against each of the others
     charts = {d.attrs["id"] for d in dom.iter("div") if "plot" in d.classes()}
-    assert {"elo-tags", "quality-over-time", "results-ratings"} <= charts
+    assert {"quality-over-time", "results-ratings"} <= charts
+    assert "elo-tags" not in charts  # his tags say 2865 in every game: no chart of a constant
+    giri = doms["players/giri-anish.html"]  # Palma 2017 and Wijk aan Zee 2022: two ratings
+    assert any(d.attrs.get("id") == "elo-tags" for d in giri.iter("div"))
 
 
 def test_tournament_page_has_crosstable_performance_and_best_games(

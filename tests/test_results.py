@@ -154,6 +154,8 @@ def test_no_rated_opponents(tmp_path: Path) -> None:
     assert early["player"].tolist() == ["Steinitz, William", "Zukertort, Johannes Hermann"]
     assert early["games"].tolist() == [20, 20]
     assert early["endgame_performance"].isna().all()  # no Elo tags: n/a
+    # The annual list of a year before 1972 uses the same early conditions.
+    assert len(results_pages.results.listed(res.lists["year-1886"])) == 2
 
 
 RAPID = """[Event "Test Rapid {n}"]
@@ -244,3 +246,18 @@ def test_family_pages_render(tmp_path: Path) -> None:
     assert "Short draws" in player and "Fighter list" in player
     game = next(g for g in site.games if g.event.startswith("Test Rapid"))
     assert "<strong>rapid</strong>" in (out / site.game_path(game.game_id)).read_text()
+
+
+def test_result_pickles_for_the_build_cache(palma: SiteData) -> None:
+    """The build cache memoises a family's result: it must pickle, lookup indexes or not."""
+    import pickle
+
+    res = palma.results["results"]
+    results_pages.player_sections(palma, GELFAND)  # fills the lookup indexes
+    back = pickle.loads(pickle.dumps(res))
+    assert back.lists["fighter"].equals(res.lists["fighter"])
+    assert back.default_classified["total"] == 81  # the report reads it in pages()
+    palma.results["results"] = back
+    assert results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
+    results_pages.pages(palma)
+    assert palma.facts["time_class_default"]["total"] == 81

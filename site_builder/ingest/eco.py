@@ -51,13 +51,27 @@ class EcoTable:
     def positions(self) -> dict[str, Opening]:
         """EPD of each line's final position → the line (the longest line wins a tie)."""
         if self._positions is None:
-            found: dict[str, Opening] = {}
-            for line in sorted(self.lines, key=lambda o: (len(o.moves), o.eco, o.name)):
-                board = chess.Board()
-                for san in line.moves:
+            ends: dict[str, list[Opening]] = {}
+            # Lines in move order share prefixes: undo back to the common prefix, then play on.
+            board = chess.Board()
+            path: tuple[str, ...] = ()
+            for line in sorted(self.lines, key=lambda o: (o.moves, o.eco, o.name)):
+                common = 0
+                while common < min(len(path), len(line.moves)) and (
+                    path[common] == line.moves[common]
+                ):
+                    common += 1
+                for _ in range(len(path) - common):
+                    board.pop()
+                for san in line.moves[common:]:
                     board.push_san(san)
-                found[board.epd()] = line
-            self._positions = found
+                path = line.moves
+                ends.setdefault(board.epd(), []).append(line)
+            # On a shared position the longest line wins (then ECO and name, for determinism).
+            self._positions = {
+                epd: max(lines, key=lambda o: (len(o.moves), o.eco, o.name))
+                for epd, lines in ends.items()
+            }
         return self._positions
 
     def classify(self, moves: Sequence[str]) -> Opening | None:

@@ -465,6 +465,8 @@ def standard_scopes(
     )
     current_year = None if as_of_months is None else int(as_of_months // 12)
     for y in years:
+        # Before the first FIDE list the games carry no Elo tags: the early thresholds apply.
+        early = y < cfg.historic_since
         scopes[f"year-{y}"] = Scope(
             f"year-{y}",
             f"{y}",
@@ -472,8 +474,8 @@ def standard_scopes(
             y * 12 - 1.0,
             y * 12 + 11.0,
             f"{y}",
-            cfg.current_min_elo,
-            cfg.current_opponent_min_elo,
+            cfg.early_min_elo if early else cfg.current_min_elo,
+            cfg.early_opponent_min_elo if early else cfg.current_opponent_min_elo,
             cfg.annual_min_games_current_year if y == current_year else cfg.annual_min_games,
             rating_label="year-end improved Elo",
         )

@@ -225,8 +225,9 @@ def _head_to_head(site: SiteData, rows: Sequence[dict[str, Any]]) -> list[dict[s
 
 
 def _elo_tag_chart(player: str, games: Sequence[GameRecord]) -> dict[str, Any] | None:
-    """The player's Elo tags over time, one marker per rated game."""
-    xs: list[float] = []
+    """The player's Elo tags over time, one marker per rated game; None when they do not
+    change (the summary says as much) or fewer than two games are rated."""
+    xs: list[str] = []
     ys: list[int] = []
     labels: list[str] = []
     for g in games:
@@ -234,25 +235,33 @@ def _elo_tag_chart(player: str, games: Sequence[GameRecord]) -> dict[str, Any] |
         months = g.date.months
         if elo is None or months is None:
             continue
-        xs.append(round(months / 12, 3))
+        m = int(months)
+        xs.append(f"{m // 12:04d}-{m % 12 + 1:02d}-{g.date.day or 15:02d}")
         ys.append(elo)
         labels.append(f"{g.date}, {event_key(g)}")
-    if len(xs) < 2:
+    if len(set(ys)) < 2:
         return None
     return charts.figure(
         [
             {
                 "type": "scatter",
-                "mode": "markers",
+                "mode": "lines+markers",
                 "name": "Elo tag",
                 "x": xs,
                 "y": ys,
                 "text": labels,
                 "hovertemplate": "%{text}<br>Elo %{y}<extra></extra>",
+                "line": {"color": charts.COLORS["blue"], "width": 1},
                 "marker": {"color": charts.COLORS["blue"], "size": 6, "symbol": "circle"},
             }
         ],
-        charts.layout(f"{player}: Elo in the games' tags", "year", "Elo (PGN tag)"),
+        charts.layout(
+            f"{player}: Elo in the games' tags",
+            "date of the game",
+            "Elo (PGN tag)",
+            xaxis={"title": {"text": "date of the game"}, "type": "date", "automargin": True},
+            yaxis={"title": {"text": "Elo (PGN tag)"}, "tickformat": "d", "automargin": True},
+        ),
     )
 
 

@@ -59,7 +59,9 @@ class IntrinsicResult:
     calibration: Calibration | None
     #: method → milepost → free fit (None: too few turns), for the method comparison
     method_fits: dict[str, dict[int, Fit | None]]
-    table: UnitTable | None
+    #: True when the IPRs were computed (a usable calibration and agent grid); the per-game
+    #: statistics themselves are not kept (tens of MB, memoised by the build cache otherwise)
+    rated: bool
     #: one row per player (their last two years), with ipr/ipr_lo/ipr_hi or status
     players: pd.DataFrame
     years: pd.DataFrame  #: one row per player and year
@@ -154,7 +156,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             "n/a: no analysed classical turn has two or more engine lines (the intrinsic "
             "model needs a multi-PV analysis)"
         )
-        return IntrinsicResult(status, 0, None, {}, None, empty, empty, empty, empty, empty)
+        return IntrinsicResult(status, 0, None, {}, False, empty, empty, empty, empty, empty)
     clock = time.perf_counter()
     cal = intrinsic.calibrate(sp, meta, cfg)
     seconds["calibration"] = time.perf_counter() - clock
@@ -195,7 +197,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         len(sp),
         cal,
         method_fits,
-        table,
+        table is not None,
         players,
         years,
         events,

@@ -46,7 +46,13 @@ class ResultsData:
     #: Ratings at the as-of date, per class.
     now: dict[str, dict[str, float]]
     unrated: dict[str, int] = field(default_factory=dict)
+    #: Games no time-control rule classified: {"total", "files", "games"} for the report.
+    default_classified: dict[str, Any] = field(default_factory=dict)
     _index: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The lookup indexes are rebuilt on demand; they hold game records (not picklable).
+        return {**self.__dict__, "_index": {}}
 
     def by(self, what: str, column: str, value: str) -> list[dict[str, Any]]:
         """Records of ``rows`` or ``updates`` whose ``column`` is ``value`` (indexed once)."""
@@ -174,7 +180,7 @@ def compute(site: SiteData) -> ResultsData:
 
     defaults = [g for g in games if is_default(g.time_class_reason)]
     per_file = Counter(g.source for g in defaults)
-    site.facts["time_class_default"] = {
+    default_classified = {
         "total": len(defaults),
         "files": sorted(per_file.items()),
         "games": [(g.label(), site.game_path(g.game_id)) for g in defaults],
@@ -208,6 +214,7 @@ def compute(site: SiteData) -> ResultsData:
         rapid_years=rapid_years,
         now=now,
         unrated=unrated,
+        default_classified=default_classified,
     )
 
 
@@ -464,7 +471,7 @@ def _elo_pages(site: SiteData, res: ResultsData, downloads: list[Page]) -> list[
             ELO_COLS,
             f"Improved Elo at the end of {y}",
             _na(res.scopes[key]),
-            [],
+            downloads,
         )
         annual.append((y, res.scopes[key], t))
         all_rows += [{**r, "year": y} for r in t.rows]
@@ -907,6 +914,8 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
 
 def pages(site: SiteData) -> list[Page]:
     res: ResultsData = site.results["results"]
+    # For the build report (core pages come last); set here, as compute may be memoised.
+    site.facts["time_class_default"] = res.default_classified
     downloads: list[Page] = []
     out = _elo_pages(site, res, downloads)
     out.append(_fast_page(site, res, "rapid", downloads))
