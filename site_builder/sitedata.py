@@ -15,7 +15,6 @@ from site_builder.config import Settings
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.writer import Page
 
-
 T = TypeVar("T")
 
 
@@ -47,8 +46,9 @@ class SiteData:
     player_keys: dict[str, str] = field(default_factory=dict)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
 
-    def per_player(self, family: str, player: str, settings_key: str,
-                   compute: Callable[[], T]) -> T:
+    def per_player(
+        self, family: str, player: str, settings_key: str, compute: Callable[[], T]
+    ) -> T:
         """``compute()`` for one player, reused from the last build when the player's inputs
         (games, their analysis, the as-of date) and ``settings_key`` are unchanged."""
         key = f"player|{family}|{player}|{self.player_keys.get(player, '')}|{settings_key}"

@@ -53,7 +53,8 @@ def small_site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     content = DATA / "small-site"
     cache = tmp_path_factory.mktemp("small-site-cache")
     settings = load_settings(content)
-    site = prepare(content, settings, BuildStats(), cache_dir=cache, progress=False,
-                   echo=lambda s: None)
+    site = prepare(
+        content, settings, BuildStats(), cache_dir=cache, progress=False, echo=lambda s: None
+    )
     assert site is not None
     return site

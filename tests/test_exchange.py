@@ -42,7 +42,7 @@ def test_export_import_round_trip(tmp_path: Path) -> None:
 def test_broken_files_are_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl.gz"
     bad.write_bytes(b"not gzip")
-    with pytest.raises(exchange.ExchangeError, match="bad.jsonl.gz: not a site-builder"):
+    with pytest.raises(exchange.ExchangeError, match=r"bad\.jsonl\.gz: not a site-builder"):
         exchange.read_header(bad)
     future = tmp_path / "future.jsonl.gz"
     with gzip.open(future, "wt") as f:
