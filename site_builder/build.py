@@ -64,6 +64,8 @@ class BuildStats:
     recomputed: list[str] = field(default_factory=list)
     #: family → players whose per-player numbers were recomputed.
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
+    #: time class → (first game re-rated, games) of each sequential rating run this build.
+    elo_resumed: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -687,6 +689,7 @@ def build(
         families = all_families()
         site.memo = build_cache
         code = code_digest()
+        site.code = code
         site.player_keys = {
             name: digest([p["digest"], new["spec"], str(site.as_of), code])
             for name, p in new["players"].items()
@@ -695,6 +698,7 @@ def build(
             site, families, build_cache, digest([new[k] for k in DATA_KEYS])
         )
         stats.recomputed_players = site.recomputed_players
+        stats.elo_resumed = site.facts.get("elo_resumed", {})
         clock.lap("metrics")
         result, digests = render_site(site, families, output_dir, old.get("pages"))
         build_cache.set(manifest_key, {**new, "pages": digests})

@@ -35,6 +35,19 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
         print("Why:")
         for line in stats.explanation:
             print(f"  {line}")
+        for cls, (first, total) in sorted(stats.elo_resumed.items()):
+            if total:
+                print(
+                    f"  {cls} ratings: games {first + 1}–{total} re-rated in date order, "
+                    f"the first {first} taken over from the last build"
+                )
+        if stats.recomputed_players:
+            print(
+                "  players recomputed per family: "
+                + ", ".join(
+                    f"{fam} {len(names)}" for fam, names in sorted(stats.recomputed_players.items())
+                )
+            )
         if stats.written is not None:
             w = stats.written
             print(

@@ -43,6 +43,8 @@ class SiteData:
     #: Per-player memo: a store with get/set (the build cache), each player's input key
     #: (their games, analysis and the as-of date), and what each family recomputed.
     memo: Any = None
+    #: Digest of the package's code (memo entries of an older code are not reused)
+    code: str = ""
     player_keys: dict[str, str] = field(default_factory=dict)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
 

@@ -56,7 +56,7 @@ def test_player_table_correlations_groups_and_thresholds() -> None:
     assert table.loc["A", "stability"] == pytest.approx(1.0)
     assert table.loc["A", "jump_depth"] == pytest.approx(-1.0)
     assert math.isnan(float(table["stability"]["B"]))
-    assert table.loc["B", "status"] == "n/a: 50 moves, at least 100 needed"
+    assert table.loc["B", "status"] == "n/a: 50 moves with per-depth scores, at least 100 needed"
     assert table.loc["Champions", "moves"] == 250
     assert table.loc["All", "moves"] == 300
     assert list(table.index) == ["A", "B", "Champions", "All"]

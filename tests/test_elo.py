@@ -167,3 +167,48 @@ def test_equal_k_conserves_the_sum_of_ratings(
     start = {p: float(tags[int(p[1:])]) for p in set(out["player"])}
     final = elo.rating_at(out)
     assert sum(final.values()) == pytest.approx(sum(start.values()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5),
+            st.integers(0, 5),
+            st.sampled_from([0.0, 0.5, 1.0]),
+            st.integers(24000, 24060),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.data(),
+)
+def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ignore[no-untyped-def]
+    """A run resumed from an earlier game list (some games missing, as before a tournament was
+    added) equals a run over the full list from scratch, whatever the dates of the new games."""
+    full = sorted(
+        (
+            rated(
+                f"P{w}",
+                f"P{b if b != w else (w + 1) % 6}",
+                s,
+                float(m),
+                2500 + 10 * w if tag else None,
+                gid=f"g{i}",
+            )
+            for i, (w, b, s, m, tag) in enumerate(games)
+        ),
+        key=lambda g: (g.months, g.game_id),
+    )
+    kept = data.draw(st.lists(st.booleans(), min_size=len(full), max_size=len(full)))
+    earlier = [g for g, k in zip(full, kept, strict=True) if k]
+    rules = (K, 2200.0, 400.0, 24.0, 12.0)
+    previous = elo.sequential_run(earlier, *rules)
+    resumed = elo.sequential_run(full, *rules, previous=previous)
+    scratch = elo.sequential_run(full, *rules)
+    assert resumed.rows == scratch.rows
+    first_new = next((i for i, (a, b) in enumerate(zip(earlier, full)) if a != b), len(earlier))
+    assert resumed.resumed_at <= first_new
+    if first_new == len(full):
+        assert resumed.resumed_at == max(i for i, _ in scratch.checkpoints)

@@ -85,6 +85,15 @@ def test_build_from_pgn_evals(tmp_path: Path) -> None:
     res = quality(site)
     assert res.games["match_rate"].isna().all()  # no best move in [%eval] comments
     assert res.games["q"].notna().all()
+    # Methods that need the top lines or per-depth scores say so instead of a number.
+    from site_builder.families import all_families
+
+    for fam in all_families():
+        site.results[fam.name] = fam.compute(site)
+    assert "needs a multi-PV analysis" in site.results["intrinsic"].status
+    assert "needs the top 10 lines of a multi-PV analysis" in site.results["bayesian"].status
+    complexity = site.results["conformance"].complexity
+    assert complexity["status"].str.startswith("n/a: no per-depth scores").all()
 
 
 def test_spec_key_changes_with_every_setting() -> None:

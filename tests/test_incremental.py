@@ -178,6 +178,16 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
 
     again = build(content, out, settings, cache_dir=cache, **quiet)
     assert again.analysed == len(tasks)
+    # Sequential ratings resume at the new tournament's month (August 2014), not from scratch.
+    from site_builder.ingest.pgn import read_collection
+    from site_builder.metrics import elo
+
+    old_games = read_collection(
+        DATA / "small-site" / "games", AliasTable({}), settings.time_control
+    ).games
+    earlier = [g for g in elo.rated_games(old_games, "classical") if g.months < 2014 * 12 + 7]
+    first, total = again.elo_resumed["classical"]
+    assert 0 < first == len(earlier) < total
     players = {g.white for g in games} | {g.black for g in games}
     assert again.recomputed_players["quality"] == players
     w = again.written
@@ -194,4 +204,5 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     shutil.rmtree(build_cache_dir(cache))  # a from-scratch build: no build cache, same evaluations
     fresh = build(content, scratch, settings, cache_dir=cache, **quiet)
     assert fresh.analysed == 0
+    assert fresh.elo_resumed["classical"] == (0, total)
     assert _tree(out) == _tree(scratch)

@@ -91,9 +91,18 @@ def player_table(
             "mean_delta": float(part["delta"].mean()) if n else math.nan,
             "mean_stability": float(part["stability"].mean()) if n else math.nan,
         }
-        if n < min_moves:
+        scored = int(part["stability"].notna().sum()) if n else 0
+        if n and not scored:
             item.update(dict.fromkeys(INDICATORS, math.nan))
-            item["status"] = f"n/a: {n} moves, at least {min_moves} needed"
+            item["status"] = (
+                "n/a: no per-depth scores (the analysis did not record them, as with "
+                "[%eval] imports)"
+            )
+        elif scored < min_moves:
+            item.update(dict.fromkeys(INDICATORS, math.nan))
+            item["status"] = (
+                f"n/a: {scored} moves with per-depth scores, at least {min_moves} needed"
+            )
         else:
             item.update(correlations(part))
             item["status"] = ""

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -141,26 +140,78 @@ UPDATE_COLUMNS = [
 ]
 
 
-def sequential_elo(
+@dataclass
+class _State:
+    """The running state of a sequential rating before one game (a checkpoint)."""
+
+    ratings: dict[str, float] = field(default_factory=dict)
+    last_seen: dict[str, float] = field(default_factory=dict)
+    recent: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def copy(self) -> _State:
+        return _State(dict(self.ratings), dict(self.last_seen), dict(self.recent))
+
+
+@dataclass
+class EloRun:
+    """A finished sequential run, kept so that the next build can resume it.
+
+    ``checkpoints`` hold the state before the first game of every month; ``resumed_at`` is
+    the index of the first game this run rated itself (0: from scratch).
+    """
+
+    games: tuple[RatedGame, ...]
+    rows: list[dict[str, object]]
+    checkpoints: list[tuple[int, _State]]
+    resumed_at: int = 0
+
+    @property
+    def updates(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows, columns=UPDATE_COLUMNS)
+
+
+def _common_prefix(a: Sequence[RatedGame], b: Sequence[RatedGame]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def sequential_run(
     games: Sequence[RatedGame],
     k_of_gm: Callable[[int], float],
     start_elo: float,
     cap: float = 400.0,
     gm_months: float = 24.0,
     reseed_months: float = 0.0,
-) -> pd.DataFrame:
-    """Rate ``games`` in the given order; one row per (game, player).
+    previous: EloRun | None = None,
+) -> EloRun:
+    """Rate ``games`` in the given order, as :func:`sequential_elo`.
 
-    ``gm`` is the player's number of games in the ``gm_months`` up to and including this one
-    (games of the same sequence, counted at the time of the game). A player's first rating is
-    their Elo tag in their first game, else ``start_elo`` (``started`` says which). With
-    ``reseed_months`` > 0, a player back after that long a gap restarts at their Elo tag.
+    With ``previous`` (a run of the same rules over an earlier game list), the games up to
+    the first one that differs (in date order: the earliest new, changed or removed game)
+    are taken over, and the rating resumes from the last monthly checkpoint before it. The
+    result equals a run from scratch (tested).
     """
-    ratings: dict[str, float] = {}
-    last_seen: dict[str, float] = {}
-    recent: dict[str, deque[float]] = {}
+    games = tuple(games)
+    state, begin = _State(), 0
     rows: list[dict[str, object]] = []
-    for order, g in enumerate(games):
+    checkpoints: list[tuple[int, _State]] = []
+    if previous is not None:
+        same = _common_prefix(previous.games, games)
+        usable = [(i, st) for i, st in previous.checkpoints if i <= same]
+        if usable:
+            begin, saved = usable[-1]
+            state = saved.copy()
+            checkpoints = [(i, st) for i, st in usable[:-1]]
+            rows = [r for r in previous.rows if int(r["order"]) < begin]  # type: ignore[call-overload]
+    ratings, last_seen, recent = state.ratings, state.last_seen, state.recent
+    for order in range(begin, len(games)):
+        g = games[order]
+        if order == 0 or games[order - 1].months != g.months or order == begin:
+            checkpoints.append((order, _State(dict(ratings), dict(last_seen), dict(recent))))
         started: dict[str, str] = {}
         for name, tag in ((g.white, g.white_elo), (g.black, g.black_elo)):
             if name not in ratings:
@@ -179,10 +230,9 @@ def sequential_elo(
             (g.white, g.black, True, g.score),
             (g.black, g.white, False, 1.0 - g.score),
         ):
-            window = recent.setdefault(name, deque())
-            while window and window[0] <= g.months - gm_months:
-                window.popleft()
+            window = [m for m in recent.get(name, ()) if m > g.months - gm_months]
             window.append(g.months)
+            recent[name] = tuple(window)
             gm = len(window)
             k = k_of_gm(gm)
             expected = expected_score(before[name], before[opp], cap)
@@ -208,7 +258,25 @@ def sequential_elo(
                     "started": started.get(name, ""),
                 }
             )
-    return pd.DataFrame(rows, columns=UPDATE_COLUMNS)
+    return EloRun(games, rows, checkpoints, begin)
+
+
+def sequential_elo(
+    games: Sequence[RatedGame],
+    k_of_gm: Callable[[int], float],
+    start_elo: float,
+    cap: float = 400.0,
+    gm_months: float = 24.0,
+    reseed_months: float = 0.0,
+) -> pd.DataFrame:
+    """Rate ``games`` in the given order; one row per (game, player).
+
+    ``gm`` is the player's number of games in the ``gm_months`` up to and including this one
+    (games of the same sequence, counted at the time of the game). A player's first rating is
+    their Elo tag in their first game, else ``start_elo`` (``started`` says which). With
+    ``reseed_months`` > 0, a player back after that long a gap restarts at their Elo tag.
+    """
+    return sequential_run(games, k_of_gm, start_elo, cap, gm_months, reseed_months).updates
 
 
 def rating_at(updates: pd.DataFrame, months: float | None = None) -> dict[str, float]:

@@ -3,6 +3,7 @@ Fighter Rating, playing style, opening statistics and the rating lists side by s
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -122,17 +123,27 @@ def compute(site: SiteData) -> ResultsData:
         "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
         "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
     }
-    runs = {
-        cls: elo.sequential_elo(
+    # Sequential runs resume from the last build's, from the earliest changed game on.
+    rules_key = hashlib.sha256(f"{cfg!r}|{site.code}".encode()).hexdigest()[:16]
+    runs: dict[str, pd.DataFrame] = {}
+    resumed: dict[str, tuple[int, int]] = {}
+    for cls, (k_of_gm, since) in k_rules.items():
+        slot = f"elo-run|{cls}|{rules_key}"
+        found = site.memo.get(slot) if site.memo is not None else None
+        run = elo.sequential_run(
             elo.rated_games(games, cls, since),
             k_of_gm,
             cfg.start_elo,
             cfg.expected_cap,
             cfg.gm_months,
             cfg.reseed_months,
+            previous=found[0] if found is not None else None,
         )
-        for cls, (k_of_gm, since) in k_rules.items()
-    }
+        if site.memo is not None:
+            site.memo.set(slot, (run,))
+        runs[cls] = run.updates
+        resumed[cls] = (run.resumed_at, len(run.games))
+    site.facts["elo_resumed"] = resumed
     updates = (
         pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
         if any(len(r) for r in runs.values())
