@@ -62,6 +62,9 @@ def main() -> dict[str, float]:
         f"{inc.seconds.get('analysis', 0):.1f} s ({inc.analysed} positions), metrics "
         f"{inc.seconds.get('metrics', 0):.1f} s, render {inc.seconds.get('render', 0):.1f} s"
     )
+    for label, st in (("cold", cold), ("incremental", inc)):
+        parts = ", ".join(f"{k} {v:.1f} s" for k, v in sorted(st.family_seconds.items()))
+        print(f"  {label} metric families: {parts}")
     if w is not None:
         print(
             f"  pages: {w.rendered} rendered, {w.reused} reused, {len(w.changed)} files "

@@ -60,6 +60,8 @@ class BuildStats:
     #: Why this build differs from the last one (``--explain``).
     explanation: list[str] = field(default_factory=list)
     written: WriteStats | None = None
+    #: Seconds each recomputed metric family took.
+    family_seconds: dict[str, float] = field(default_factory=dict)
     #: Metric families recomputed (the others were unchanged and reused).
     recomputed: list[str] = field(default_factory=list)
     #: family → players whose per-player numbers were recomputed.
@@ -530,6 +532,7 @@ def compute_metrics(
     families: list[Family],
     build_cache: BuildCache | None = None,
     data_key: str = "",
+    seconds: dict[str, float] | None = None,
 ) -> list[str]:
     """Compute every family; returns the names of those actually recomputed.
 
@@ -557,10 +560,13 @@ def compute_metrics(
             continue
         recording = _RecordingResults(site.results)
         site.results = recording
+        clock = time.perf_counter()
         try:
             result = fam.compute(site)
         finally:
             site.results = dict(recording)
+        if seconds is not None:
+            seconds[fam.name] = time.perf_counter() - clock
         site.results[fam.name] = result
         deps = {d: keys.get(d, "") for d in sorted(recording.read - {fam.name})}
         keys[fam.name] = digest([own, deps])
@@ -695,7 +701,11 @@ def build(
             for name, p in new["players"].items()
         }
         stats.recomputed = compute_metrics(
-            site, families, build_cache, digest([new[k] for k in DATA_KEYS])
+            site,
+            families,
+            build_cache,
+            digest([new[k] for k in DATA_KEYS]),
+            stats.family_seconds,
         )
         stats.recomputed_players = site.recomputed_players
         stats.elo_resumed = site.facts.get("elo_resumed", {})

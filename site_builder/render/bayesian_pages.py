@@ -95,10 +95,10 @@ def compute(site: SiteData) -> BayesianResult:
     cand, meta = bayesian.turns_from_moves(moves, cfg)
     empty = pd.DataFrame()
     multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
-    one_line = site.spec is not None and (site.spec.multipv < 2 or not site.spec.knows_best_move)
-    if one_line:
+    spec = site.spec
+    if spec is not None and (spec.multipv < 2 or not spec.knows_best_move):
         status = (
-            f"n/a: the analysis ({site.spec.describe()}) has one line per position; "
+            f"n/a: the analysis ({spec.describe()}) has one line per position; "
             f"Bayesian skill needs the top {cfg.lines} lines of a multi-PV analysis"
         )
         return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
