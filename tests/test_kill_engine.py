@@ -75,9 +75,11 @@ def test_sigkill_of_an_engine_mid_build(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_build_resumes_from_the_cache(tmp_path: Path, sig: int) -> None:
+    # Twelve games: enough work left after the 50th position for the signal to land mid-run,
+    # even on a loaded machine.
     content = make_content(
         tmp_path,
-        {"wc.pgn": _games(4)},
+        {"wc.pgn": _games(12)},
         "[analysis]\ndepth = 8\nmultipv = 3\nworkers = 2\nchunk_size = 25\n",
     )
     cache_dir = tmp_path / "cache"
@@ -103,6 +105,7 @@ def test_interrupted_build_resumes_from_the_cache(tmp_path: Path, sig: int) -> N
                 if sum(1 for k in cache if k.startswith("pv|")) >= 50:
                     break
         time.sleep(0.1)
+    assert proc.poll() is None, "the build ended before it could be interrupted"
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
