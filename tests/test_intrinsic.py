@@ -71,13 +71,30 @@ def _real_spreads(moves: pd.DataFrame, lines: int = 10) -> I.Spreads:
     return I.spreads_from_scores(scores, [0] * len(scores), cfg.tie_penalty_pawns)
 
 
-@pytest.mark.parametrize(("s", "c"), [(0.1, 0.7), (0.2, 1.0), (0.08, 1.5), (0.3, 0.6)])
+@pytest.mark.parametrize(
+    ("s", "c"),
+    [
+        # The seed's realistic range (Regan & Haworth 2011: s 0.08-0.17, c 0.43-0.52). Here s
+        # and c trade off, so s is the loose one: over 20 other seeds its error has a standard
+        # deviation of about 7.5% at (0.10, 0.50), and 2-6 of the 20 miss the 10% (c never
+        # misses 15%). The seed below was not chosen for these pairs; the thresholds stay.
+        (0.10, 0.50),
+        (0.14, 0.45),
+        (0.08, 0.52),
+        # and wider
+        (0.1, 0.7),
+        (0.2, 1.0),
+        (0.08, 1.5),
+        (0.3, 0.6),
+    ],
+)
 def test_percentile_fit_recovers_parameters(small_site, s: float, c: float) -> None:  # type: ignore[no-untyped-def]
     """Item 2 of issue 6: 5,000 simulated turns on real spreads; s within 10%, c within 15%."""
     base = _real_spreads(small_site.moves)
     rng = np.random.default_rng(20111)
     sim = I.simulate(base.take(rng.choice(len(base), 5000, replace=False)), s, c, rng)
     fit = I.fit_agent(sim, "percentile")
+    print(f"recovered s = {fit.s:.4f} (true {s}), c = {fit.c:.4f} (true {c})")
     assert abs(fit.s / s - 1) < 0.10, fit
     assert abs(fit.c / c - 1) < 0.15, fit
     # the reported projections are consistent with the simulation
@@ -198,3 +215,110 @@ def test_bootstrap_is_reproducible_and_order_free(small_site) -> None:  # type: 
     b = I.ipr(table, list(reversed(units)), cal, "percentile", 300, I.stable_seed(9, "k"))
     assert a == b
     assert a.lo < a.elo < a.hi
+
+
+def _two_game_table(log_a: list[float], log_b: list[float]) -> I.UnitTable:
+    """A hand-made unit table: two games (one unit each) on a five-point Elo grid, with the
+    given per-agent log likelihoods (the maximum-likelihood objective reads only these)."""
+    grid = np.arange(2000.0, 2401.0, 100.0)
+    keys = [("ga", "A"), ("gb", "B")]
+    zeros = np.zeros((2, len(grid)))
+    return I.UnitTable(
+        grid,
+        keys,
+        np.ones(2),
+        np.zeros((2, len(grid), len(I.QUANTILES))),
+        np.array([log_a, log_b], dtype=float),
+        zeros,
+        zeros,
+        np.zeros(2),
+        np.zeros(2),
+        {k: i for i, k in enumerate(keys)},
+    )
+
+
+def test_ipr_edge_flag_is_the_point_estimates_not_a_resamples() -> None:
+    """Audit of issue 6: ``edge`` said whether the first bootstrap resample's best agent lay
+    on its search window's edge, not whether the estimate lay on the grid's edge."""
+    cal = I.Calibration("ml", 75, (), TRUE_C, TRUE_ELO, "")
+    k = np.arange(5.0)
+    # Game A alone is best at the lowest agent, game B alone at the highest; both together in
+    # the middle. A resample of A twice (or B twice) is on the edge; the estimate is not.
+    inner = _two_game_table(list(-(k**2)), list(-((k - 4) ** 2)))
+    # Game A pulls hard to the lowest agent; B alone is best in the middle. The estimate is on
+    # the edge; a resample of B twice is not.
+    outer = _two_game_table(list(-10 * k), list(-((k - 2) ** 2)))
+    seen_inner, seen_outer = set(), set()
+    for seed in range(16):
+        a = I.ipr(inner, inner.keys, cal, "ml", 1, I.stable_seed(seed, "inner"))
+        assert a.elo == pytest.approx(2200.0) and a.edge is False, (seed, a)
+        b = I.ipr(outer, outer.keys, cal, "ml", 1, I.stable_seed(seed, "outer"))
+        assert b.elo == 2000.0 and b.edge is True, (seed, b)
+        seen_inner.add((a.lo, a.hi))
+        seen_outer.add((b.lo, b.hi))
+    # the single resample varies with the seed, so the old code's flag would have too
+    assert {(2000.0, 2000.0), (2400.0, 2400.0)} <= seen_inner
+    assert (2200.0, 2200.0) in seen_outer
+
+
+def test_select_turns_applies_the_spec_filters() -> None:
+    """METHODS.md section 4: turns 1-8 skipped, repetitions skipped, |e_best| > 300 skipped;
+    forced moves (never analysed) and single-line turns cannot enter the model."""
+    cfg = IntrinsicSection()
+    assert (cfg.first_move, cfg.max_eval_cp) == (9, 300)
+    rows = [
+        # name, move_number, e_best, forced, repetition, lines
+        ("move 8", 8, 0, False, False, 3),
+        ("move 9", 9, 0, False, False, 3),
+        ("+300", 20, 300, False, False, 3),
+        ("-300", 20, -300, False, False, 3),
+        ("+301", 20, 301, False, False, 3),
+        ("-301", 20, -301, False, False, 3),
+        ("forced", 20, 0, True, False, 1),
+        ("repetition", 20, 0, False, True, 3),
+        ("one line", 20, 0, False, False, 1),
+        ("two lines", 20, 0, False, False, 2),
+    ]
+    moves = pd.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "move_number": [r[1] for r in rows],
+            "e_best": [r[2] for r in rows],
+            "forced": [r[3] for r in rows],
+            "repetition": [r[4] for r in rows],
+            "line_scores": [[r[2] - 10 * i for i in range(r[5])] for r in rows],
+        }
+    )
+    kept = I.select_turns(moves, cfg)["name"].tolist()
+    assert kept == ["move 9", "+300", "-300", "two lines"]
+    wider = dataclasses.replace(cfg, first_move=1, max_eval_cp=400)
+    assert I.select_turns(moves, wider)["name"].tolist() == [
+        "move 8",
+        "move 9",
+        "+300",
+        "-300",
+        "+301",
+        "-301",
+        "two lines",
+    ]
+
+
+def test_select_turns_on_real_moves(small_site) -> None:  # type: ignore[no-untyped-def]
+    cfg = IntrinsicSection()
+    moves = small_site.moves
+    sel = I.select_turns(moves, cfg)
+    assert 0 < len(sel) < len(moves)
+    assert (sel["move_number"] >= 9).all() and (sel["e_best"].abs() <= 300).all()
+    assert not sel["repetition"].any() and not sel["forced"].any()
+    # every move left out breaks at least one rule
+    out = moves.drop(index=sel.index)
+    broken = (
+        (out["move_number"] < 9)
+        | (out["e_best"].abs() > 300)
+        | out["repetition"].astype(bool)
+        | out["forced"].astype(bool)
+        | (out["line_scores"].map(len) < 2)
+    )
+    assert broken.all()
+    # (the analysis itself starts at full move 9, so here the score rule does the work)
+    assert (moves["e_best"].abs() > 300).any()

@@ -720,8 +720,11 @@ def ipr(
     k0 = int(np.argmin(np.abs(table.grid - est[0])))
     lo_k, hi_k = max(0, k0 - _WINDOW), min(len(table.grid), k0 + _WINDOW + 1)
     window = slice(lo_k, hi_k)
-    boot, edge = _argmin_refined(table.grid[window], _scores(table, idx, weights, method, window))
-    at_edge = edge & (boot > table.grid[0]) & (boot < table.grid[-1])
+    boot, boot_edge = _argmin_refined(
+        table.grid[window], _scores(table, idx, weights, method, window)
+    )
+    # A resample on its window's edge (but inside the grid) is searched again on the grid.
+    at_edge = boot_edge & (boot > table.grid[0]) & (boot < table.grid[-1])
     if at_edge.any():
         full, _ = _argmin_refined(table.grid, _scores(table, idx, weights[at_edge], method))
         boot[at_edge] = full
@@ -734,7 +737,7 @@ def ipr(
         hi=float(hi),
         turns=int(table.n[idx].sum()),
         games=g,
-        edge=bool(edge[0]),
+        edge=bool(edge[0]),  # the point estimate's flag, not a resample's
         s=float(s[0]),
         c=float(c[0]),
     )
