@@ -22,6 +22,10 @@ def test_family_on_real_games(small_site, tmp_path: Path) -> None:  # type: igno
     assert (match["player_a"], match["year"], match["games"]) == ("Steinitz, William", 1886, 20)
     assert match["markov"] is None and "in 1885" in match["markov_note"]
     assert match["elo_note"] == "n/a: no Elo tags"
+    # no world-championships/ folder here: the event-name match counts, and says so
+    (found,) = res.titles.matches
+    assert found.found_by == "event name" and res.titles.fragments == []
+    assert f"the content holds {len(found.games)} games of this match" in found.note
     # game predictor over every analysed game with a result
     assert {c.key for c in res.curves} >= {"raw", "gb", "ponderated", "seed"}
     assert res.curves[0].games >= 180 and res.fit is not None
@@ -53,4 +57,9 @@ def test_family_on_real_games(small_site, tmp_path: Path) -> None:  # type: igno
         assert b"n/a" in out[page] or page != "wcc.html"
         assert b'id="main"' in out[page]
     player = out[small_site.player_path("Steinitz, William")]
-    assert b"markov-matrix" in player and b"conformance-cumulative" in player
+    assert b'data-plot="markov-matrix"' in player
+    assert b'data-plot="conformance-cumulative"' in player
+    assert b'data-plot="strength-0"' in out["champions.html"]
+    assert b'data-plot="strength-03"' in out["champions.html"]
+    assert b'data-plot="rho-x"' in out["predictors.html"]
+    assert b'data-plot="best-years"' in out["headtohead.html"]

@@ -61,14 +61,10 @@ def _matches(games: list[GameRecord]) -> titlematches.TitleEvents:
     )
 
 
-def test_title_matches_by_folder_and_by_event_name() -> None:
-    folder = "games/world-championships/1894.pgn"
+def test_title_matches_by_event_name_when_no_folder_holds_games() -> None:
     games = [
-        _game("Lasker", "Steinitz", "1-0", 1894, "New York m", folder),
-        _game("Steinitz", "Lasker", "1/2-1/2", 1894, "New York m", folder),
-        _game("Steinitz", "Lasker", "0-1", 1894, "New York m", folder),
-        _game("Carlsen", "Anand", "1-0", 2013, "WCh 2013"),
-        _game("Anand", "Carlsen", "1/2-1/2", 2013, "WCh 2013"),
+        _game("Carlsen", "Anand", "1-0", 2013, "WCh 2013", "games/carlsen.pgn"),
+        _game("Anand", "Carlsen", "1/2-1/2", 2013, "WCh 2013", "games/carlsen.pgn"),
         # knock-out and team events are not title matches
         _game("Kramnik", "Adams", "1-0", 1999, "FIDE-Wch k.o."),
         _game("Kramnik", "Topalov", "1-0", 1999, "WchT"),
@@ -78,15 +74,105 @@ def test_title_matches_by_folder_and_by_event_name() -> None:
         _game("Tal", "Botvinnik", "1-0", 1960, "Moscow"),
     ]
     found = _matches(games)
-    assert [(m.year, m.player_a, m.player_b) for m in found.matches] == [
-        (1894, "Lasker", "Steinitz"),
-        (2013, "Carlsen", "Anand"),
-    ]
-    lasker = found.matches[0]
-    assert lasker.score_a == 2.5 and lasker.scored == 3 and lasker.share_a == pytest.approx(2.5 / 3)
+    (carlsen,) = found.matches
+    assert (carlsen.year, carlsen.player_a, carlsen.player_b) == (2013, "Carlsen", "Anand")
+    assert carlsen.found_by == "event name" and carlsen.sources == ("carlsen.pgn",)
+    assert carlsen.note == (
+        "found by its event name: the content holds 2 games of this match (carlsen.pgn), "
+        "which may not be the whole match"
+    )
+    assert found.fragments == []
     assert found.not_matches == [
         ("World Championship 18th", 1948, "4 players: a tournament or knock-out")
     ]
+
+
+def _career_fixture() -> list[GameRecord]:
+    """A title folder with a whole match (Lasker – Steinitz 1894, 5 games, 3½–1½) and two
+    career files: one with 2 games of that match (one a copy of a folder game with another
+    date, one the folder lacks) and one with 2 games of another match (WCh 2013)."""
+    folder = "games/world-championships/1894-lasker-steinitz.pgn"
+    match = [
+        _game("Lasker", "Steinitz", "1-0", 1894, "World Championship 5th", folder),
+        _game("Steinitz", "Lasker", "1/2-1/2", 1894, "World Championship 5th", folder),
+        _game("Lasker", "Steinitz", "0-1", 1894, "World Championship 5th", folder),
+        _game("Steinitz", "Lasker", "0-1", 1894, "World Championship 5th", folder),
+    ]
+    copy = match[0]
+    lasker_file = "games/champions/lasker-1894.pgn"
+    return [
+        *match,
+        # the same game as the folder's first, with another date (another game hash)
+        _game(copy.white, copy.black, copy.result, 1894, copy.event, lasker_file),
+        # a game of the match the folder lacks (the loader kept this file's copy)
+        _game("Lasker", "Steinitz", "1-0", 1894, "World Championship 5th", lasker_file, 62),
+        # a fragment of another match, in a career file only
+        _game("Carlsen", "Anand", "1-0", 2013, "WCh 2013", "games/champions/carlsen-2013.pgn"),
+        _game("Anand", "Carlsen", "0-1", 2013, "WCh 2013", "games/champions/carlsen-2013.pgn"),
+        # a title tournament in a career file is still no match
+        _game("Botvinnik", "Smyslov", "1-0", 1948, "World Championship 18th"),
+        _game("Keres", "Euwe", "1-0", 1948, "World Championship 18th"),
+    ]
+
+
+def test_career_file_fragments_are_not_matches_when_a_title_folder_holds_games() -> None:
+    found = _matches(_career_fixture())
+    (lasker,) = found.matches
+    assert (lasker.player_a, lasker.player_b, lasker.year) == ("Lasker", "Steinitz", 1894)
+    # the folder's four games and the one it lacks; the copy of game 1 counted once
+    assert lasker.scored == 5 and lasker.score_a == 3.5
+    assert lasker.share_a == pytest.approx(0.7)
+    assert lasker.found_by == "folder" and lasker.note == ""
+    assert lasker.sources == (
+        "champions/lasker-1894.pgn",
+        "world-championships/1894-lasker-steinitz.pgn",
+    )
+    (fragment,) = found.fragments
+    assert (fragment.player_a, fragment.year, len(fragment.games)) == ("Carlsen", 2013, 2)
+    assert fragment.found_by == "event name"
+    assert found.not_matches == [
+        ("World Championship 18th", 1948, "4 players: a tournament or knock-out"),
+        (
+            "WCh 2013",
+            2013,
+            "the content holds 2 games of this match (Carlsen – Anand, in "
+            "champions/carlsen-2013.pgn), found by its event name outside the title folders "
+            "(world-championships/): not counted as a match, as they may not be the whole match",
+        ),
+    ]
+
+
+def test_without_title_folders_every_two_player_title_event_is_a_match() -> None:
+    found = titlematches.title_matches(
+        _career_fixture(),
+        "games",
+        (),
+        CFG.title_events,
+        CFG.title_exclude,
+        CFG.forfeit_max_plies,
+    )
+    assert [(m.year, m.player_a, len(m.games)) for m in found.matches] == [
+        (1894, "Lasker", 6),  # the copy counts twice: no folder tells which file is the match
+        (2013, "Carlsen", 2),
+    ]
+    assert all(m.found_by == "event name" for m in found.matches)
+    assert found.fragments == []
+
+
+def test_a_match_split_over_two_career_files_is_one_fragment() -> None:
+    folder = "games/world-championships/1985.pgn"
+    games = [
+        _game("Karpov", "Kasparov", "1-0", 1985, "World Championship 32th-KK2", folder),
+        _game("Kasparov", "Karpov", "1-0", 1985, "World Championship 32th-KK2", folder),
+        # the aborted 1984 match: same players, other event, other year
+        _game("Karpov", "Kasparov", "1-0", 1984, "World Championship 31th-KK1", "games/k1.pgn"),
+        _game("Kasparov", "Karpov", "0-1", 1984, "World Championship 31th-KK1", "games/k2.pgn"),
+    ]
+    found = _matches(games)
+    assert [m.event for m in found.matches] == ["World Championship 32th-KK2"]
+    (kk1,) = found.fragments
+    assert kk1.sources == ("k1.pgn", "k2.pgn") and kk1.score_a == 2.0
+    assert "the content holds 2 games of this match" in found.not_matches[0][2]
 
 
 def test_forfeits_and_matches_over_two_years() -> None:
@@ -194,8 +280,14 @@ def _site(tmp_path: Path) -> SiteData:
         _game("Alpha", "Beta", "1-0", 2000, "Match", "games/world-championships/m.pgn"),
         _game("Beta", "Alpha", "1/2-1/2", 2000, "Match", "games/world-championships/m.pgn"),
         _game("Beta", "Alpha", "1-0", 2000, "Match", "games/world-championships/m.pgn", plies=1),
-        _game("Gamma", "Beta", "1-0", 2001, "WCh 2001"),
-        _game("Beta", "Gamma", "1/2-1/2", 2001, "WCh 2001"),
+        _game("Gamma", "Beta", "1-0", 2001, "WCh 2001", "games/world-championships/g.pgn"),
+        _game("Beta", "Gamma", "1/2-1/2", 2001, "WCh 2001", "games/world-championships/g.pgn"),
+    ]
+    # a career file: a copy of a folder game, and a fragment of a match the folder lacks
+    copy = games[-1]
+    games += [
+        _game(copy.white, copy.black, copy.result, 2001, copy.event, "games/champions/beta.pgn"),
+        _game("Beta", "Alpha", "1-0", 2002, "WCh 2002", "games/champions/beta.pgn"),
     ]
     rows = [r for g in games if g.plies > 1 for r in _moves_of(g, err, rng)]
     settings = settings_from_dict({"conformance": {"min_moves": 100, "min_fit_games": 10}})
@@ -233,6 +325,7 @@ def test_every_match_is_listed_with_each_predictor(hand_site: SiteData) -> None:
     assert first["markov_win"] + first["markov_draw"] + first["markov_loss"] == pytest.approx(1)
     # Gamma has no games in 2000: every engine predictor says why
     assert second["player_a"] == "Gamma" and second["markov"] is None
+    assert second["games"] == 2  # the career file's copy of a game is counted once
     assert "no counted move of Gamma in 2000" in second["markov_note"]
     assert second["elo_note"] == "n/a: no Elo tags"
     mae = {m["key"]: m for m in res.mae}
@@ -253,6 +346,12 @@ def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> Non
     out = render_pages(pages, tmp_path, common)
     wcc = out["wcc.html"].decode()
     assert "Alpha" in wcc and "Gamma" in wcc and "n/a: no Elo tags" in wcc
+    # the career-file fragment is listed apart, with its number of games, not as a match
+    table = wcc[wcc.index('id="wcc-table"') : wcc.index("</table>", wcc.index('id="wcc-table"'))]
+    assert "WCh 2002" not in table and table.count("<tr>") == 1 + 2
+    apart = wcc[wcc.index('id="not-matches"') :]
+    assert "WCh 2002 2002: the content holds 1 game of this match" in apart
+    assert "champions/beta.pgn" in apart
     assert 'class="sortable"' in wcc and 'data-sort="num"' in wcc
     for name in (
         "wcc",
@@ -286,6 +385,66 @@ def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> Non
             assert fig["layout"]["yaxis"]["title"]["text"]
     again = render_pages(champions_pages.FAMILY.pages(hand_site), tmp_path / "again", common)
     assert again == out  # byte-identical
+
+
+def _plots(html: bytes) -> dict[str, dict[str, Any]]:
+    """Every chart of a page by its element id."""
+    found = re.findall(rb'data-plot="([^"]+)">(.*?)</script>', html, re.S)
+    return {pid.decode(): json.loads(blob) for pid, blob in found}
+
+
+def test_charts_of_the_comparison_pages_and_the_player_page(
+    hand_site: SiteData, tmp_path: Path
+) -> None:
+    from site_builder.render.core_pages import player_page
+
+    res: champions_pages.ConformanceResult = hand_site.results["conformance"]
+    # min_fit_games = 10 in the hand site's settings, so α, β and Nelder–Mead ran
+    assert res.fit is not None and res.ponderation is not None
+    alpha_games = [g for g in hand_site.games if "Alpha" in (g.white, g.black)]
+    pages = champions_pages.FAMILY.pages(hand_site)
+    pages += player_page(hand_site, "Alpha", alpha_games, [champions_pages.FAMILY])
+    common = {
+        "site": hand_site.settings.site,
+        "settings": hand_site.settings,
+        "nav": [],
+        "version": "test",
+    }
+    out = render_pages(pages, tmp_path, common)
+
+    # champions: the two overlays (the seed's Figures 16 and 17), one line per player
+    champions = _plots(out["champions.html"])
+    for pid in ("strength-0", "strength-03"):
+        players = {t["name"] for t in champions[pid]["data"]}
+        assert {"Alpha", "Beta"} <= players, pid
+        assert all(t["type"] == "scatter" for t in champions[pid]["data"])
+
+    # head-to-head: the heatmap of best years (the seed's Table 9)
+    (heat,) = _plots(out["headtohead.html"])["best-years"]["data"]
+    assert heat["type"] == "heatmap"
+    assert "Alpha" in json.dumps(heat["y"]) and "Beta" in json.dumps(heat["x"])
+
+    # predictors: ρ(x) for raw, G&B, ponderated, the seed's and the fitted constants
+    predictors = out["predictors.html"].decode()
+    rho = _plots(out["predictors.html"])["rho-x"]
+    names = [t["name"] for t in rho["data"]]
+    assert names[:2] == ["raw", "Guid–Bratko (|e| ≤ 2)"]
+    k1, k2 = res.ponderation.k1, res.ponderation.k2
+    assert "ponderated k1=1.44, k2=-3.53" in names
+    assert "ponderated k1=0.75, k2=-3.3 (seed's fit)" in names
+    assert f"ponderated k1={k1:.2f}, k2={k2:.2f} (Nelder–Mead here)" in names
+    cards = predictors[predictors.index('id="nelder-mead"') :]
+    assert f"<dt>Fitted here</dt><dd>k1 = {k1:.2f}, k2 = {k2:.2f}</dd>" in cards
+    assert "<dt>The seed's fit</dt><dd>k1 = 0.75, k2 = -3.3</dd>" in cards
+
+    # the player page: cumulative distribution per year and the Markov heatmap
+    player = _plots(out[hand_site.player_path("Alpha")])
+    cumulative = [t["name"] for t in player["conformance-cumulative"]["data"]]
+    assert "1999: R′ (this year)" in cumulative and "1999: Q (forgetting factor)" in cumulative
+    matrix = player["markov-matrix"]["data"]
+    assert {t["type"] for t in matrix} == {"heatmap"}
+    assert {"1999 White", "1999 Black"} <= {t["name"] for t in matrix}
+    assert all(len(t["z"]) == 19 and len(t["z"][0]) == 19 for t in matrix)
 
 
 def test_result_can_be_cached(hand_site: SiteData) -> None:
