@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from site_builder.config import BayesianSection
+from site_builder.config import BayesianSection, Settings
 from site_builder.metrics import bayesian as B
+from site_builder.metrics.intrinsic import Line
+from site_builder.render import bayesian_pages
 
 
 def test_likelihood_is_the_seed_formula() -> None:
@@ -51,6 +55,35 @@ def test_posterior_matches_a_brute_force_grid() -> None:
     assert post.step == pytest.approx(cfg.fine_step)
 
 
+def _brute_force(cand: B.Candidates, step: float = 0.0001) -> tuple[np.ndarray, np.ndarray]:
+    """The posterior's masses on a uniform grid of the given step over [0, 5]."""
+    grid = np.arange(0, 5 + step / 2, step)
+    logp = B.log_likelihood(cand, grid)
+    w = np.exp(logp - logp.max())
+    return grid, w / w.sum()
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_wide_posterior_region_is_as_fine_as_fine_step(small_site, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """Audit of issue 6: a wide posterior (one game side) stopped the grid at step 0.01, so its
+    credible region was rounded to 0.01 instead of the configured fine_step 0.001."""
+    cfg = BayesianSection()
+    cand, _ = B.turns_from_moves(small_site.moves, cfg)
+    rng = np.random.default_rng(seed)
+    side = B.simulate(cand.take(rng.choice(len(cand), 25, replace=False)), 1.2, rng)
+    post = B.posterior(side, cfg)
+    assert post.hi - post.lo > 0.5  # wide: the adaptive grid may stop before fine_step
+    grid, w = _brute_force(side)
+    cum = np.cumsum(w)
+    for bound, q in ((post.lo, 0.025), (post.hi, 0.975)):
+        # the brute-force quantile: where the cumulative mass reaches q, ± one 0.0001 step
+        exact = float(grid[int(np.searchsorted(cum, q))])
+        assert bound == pytest.approx(exact, abs=cfg.fine_step / 2)
+    mean = float((w * grid).sum())
+    assert post.mean == pytest.approx(mean, rel=1e-6)
+    assert post.sd == pytest.approx(math.sqrt(float((w * (grid - mean) ** 2).sum())), rel=1e-6)
+
+
 @pytest.mark.parametrize("c", [0.8, 1.2, 1.6, 2.5])
 def test_posterior_recovers_c(small_site, c: float) -> None:  # type: ignore[no-untyped-def]
     """Item 5 of issue 6: 5,000 simulated turns on real candidate sets."""
@@ -77,3 +110,94 @@ def test_outcome_table() -> None:
     assert by["winners"].sides == 2 and by["winners"].mean == pytest.approx(1.1)
     assert by["drawers"].sides == 1 and math.isnan(by["drawers"].sd)
     assert by["losers"].mean == pytest.approx(0.95)
+
+
+def test_turn_filter_starts_at_move_13_and_drops_forced_and_repeated() -> None:
+    """METHODS.md section 5: turns from move 13 on (the first 12 moves by each side skipped);
+    no |e_best| cut (that is the intrinsic model's rule)."""
+    cfg = BayesianSection()
+    assert cfg.first_move == 13
+    rows = [
+        # name, move_number, forced, repetition, lines
+        ("move 12", 12, False, False, 3),
+        ("move 13", 13, False, False, 3),
+        ("forced", 20, True, False, 1),
+        ("repetition", 20, False, True, 3),
+        ("one line", 20, False, False, 1),
+        ("+900 cp", 20, False, False, 3),
+    ]
+    moves = pd.DataFrame(
+        {
+            "game_id": "g",
+            "player": "P",
+            "white": True,
+            "player_elo": 2500,
+            "opponent_elo": 2500,
+            "months": 24000.0,
+            "year": 2000,
+            "name": [r[0] for r in rows],
+            "move_number": [r[1] for r in rows],
+            "forced": [r[2] for r in rows],
+            "repetition": [r[3] for r in rows],
+            "e_best": [900 if r[0] == "+900 cp" else 0 for r in rows],
+            "line_scores": [[0 - 10 * i for i in range(r[4])] for r in rows],
+            "played_rank": 1,
+            "e_played": 0,
+        }
+    )
+    cand, meta = B.turns_from_moves(moves, cfg)
+    # a single-line turn stays: the played move is its only candidate and adds nothing
+    assert len(cand) == 3 and len(meta) == 3
+    assert cand.valid.sum(axis=1).tolist() == [3, 1, 3]
+    assert B.log_likelihood(cand.take(np.array([1])), np.array([0.5, 2.0])).tolist() == [0, 0]
+
+
+def _groups_frame(c: list[float], elo: list[float], turns: list[int], status: list[str]):  # type: ignore[no-untyped-def]
+    return pd.DataFrame({"c": c, "mean_elo": elo, "turns": turns, "status": status})
+
+
+SITE = SimpleNamespace(settings=Settings())
+
+
+def test_elo_mapping_is_the_turn_weighted_line_over_the_usable_groups() -> None:
+    c = [1.0, 1.1, 1.3, 1.35, 9.0, float("nan")]
+    elo = [2000.0, 2150.0, 2300.0, 2500.0, 1000.0, 2700.0]
+    turns = [600, 2000, 900, 700, 300, 800]
+    status = ["", "", "", "", "300 turns: below the 500 the Elo mapping needs", ""]
+    line, why = bayesian_pages._mapping(_groups_frame(c, elo, turns, status), SITE)  # type: ignore[arg-type]
+    assert why == "" and line is not None and line.n == 4
+    # weighted least squares by hand: minimise Σ turns·(Elo − a − b·c̄)² over the first four
+    x, y, w = (np.array(v[:4], dtype=float) for v in (c, elo, turns))
+    xm, ym = (w * x).sum() / w.sum(), (w * y).sum() / w.sum()
+    b = (w * (x - xm) * (y - ym)).sum() / (w * (x - xm) ** 2).sum()
+    assert line.slope == pytest.approx(b) and line.intercept == pytest.approx(ym - b * xm)
+
+
+def test_elo_mapping_na_with_too_few_groups_or_a_falling_line() -> None:
+    need = SITE.settings.intrinsic.min_buckets
+    few = _groups_frame([1.0, 1.2, 1.4], [2000.0, 2200.0, 2400.0], [900, 900, 100], ["", "", "x"])
+    line, why = bayesian_pages._mapping(few, SITE)  # type: ignore[arg-type]
+    assert line is None and why.startswith("n/a: 2 Elo group(s) with at least 500 turns")
+    assert why.endswith(f"needs {need}")
+    falling = _groups_frame([1.4, 1.2, 1.0], [2000.0, 2200.0, 2400.0], [900] * 3, [""] * 3)
+    line, why = bayesian_pages._mapping(falling, SITE)  # type: ignore[arg-type]
+    assert line is None and "does not rise" in why
+
+
+def test_map_puts_the_skill_and_its_region_on_the_elo_line() -> None:
+    frame = pd.DataFrame({"c": [1.2, float("nan")], "c_lo": [1.1, 0.9], "c_hi": [1.3, 1.0]})
+    bayesian_pages._map(frame, Line(1000.0, 1000.0, 3))
+    assert frame["skill_elo"].iloc[0] == pytest.approx(2200.0)
+    assert frame["skill_elo_lo"].tolist() == pytest.approx([2100.0, 1900.0])
+    assert frame["skill_elo_hi"].tolist() == pytest.approx([2300.0, 2000.0])
+    assert math.isnan(frame["skill_elo"].iloc[1])
+    # the region's ends map to the skill Elo's ends (the line rises)
+    assert (
+        frame["skill_elo_lo"].iloc[0] < frame["skill_elo"].iloc[0] < frame["skill_elo_hi"].iloc[0]
+    )
+    none = pd.DataFrame({"c": [1.2], "c_lo": [1.1], "c_hi": [1.3]})
+    bayesian_pages._map(none, None)
+    assert none[["skill_elo", "skill_elo_lo", "skill_elo_hi"]].isna().all().all()
+    empty = pd.DataFrame(columns=["c", "c_lo", "c_hi"])
+    bayesian_pages._map(empty, Line(1000.0, 1000.0, 3))
+    assert {"skill_elo", "skill_elo_lo", "skill_elo_hi"} <= set(empty.columns)

@@ -8,6 +8,13 @@ is within ``narrow_log`` of the maximum (plus one step on each side), divide the
 and repeat until the step reaches ``fine_step``, or until the kept region already holds
 ``RESOLVED`` points (the posterior is then resolved: a finer step changes its moments by less
 than one part in a million).
+
+The credible region's bounds are not rounded to the final step: each grid point's mass is
+spread evenly over its cell (half a step either side, the midpoint rule the moments use), so
+the cumulative distribution is piecewise linear and a quantile falls inside a cell. On a wide
+posterior that stopped at step 0.01 the bounds then agree with a brute-force grid of step
+0.0001 to well within ``fine_step`` (a test checks it), without evaluating ~10 times as many
+grid points for every game side.
 """
 
 from __future__ import annotations
@@ -154,10 +161,9 @@ def posterior(
     w /= w.sum()
     mean = float((w * grid).sum())
     sd = float(math.sqrt(max(0.0, float((w * (grid - mean) ** 2).sum()))))
-    cum = np.cumsum(w)
     alpha = (1 - level) / 2
-    c_lo = float(grid[min(int(np.searchsorted(cum, alpha)), len(grid) - 1)])
-    c_hi = float(grid[min(int(np.searchsorted(cum, 1 - alpha)), len(grid) - 1)])
+    c_lo = quantile(grid, w, step, alpha, cfg.c_min, cfg.c_max)
+    c_hi = quantile(grid, w, step, 1 - alpha, cfg.c_min, cfg.c_max)
     # Cut by the grid: the density at c_min or c_max is still above 1% of its maximum.
     at_min = grid[0] <= cfg.c_min + 1e-12 and logp[0] > logp.max() - math.log(100)
     at_max = grid[-1] >= cfg.c_max - 1e-12 and logp[-1] > logp.max() - math.log(100)
@@ -173,6 +179,19 @@ def posterior(
         grid=grid if keep_curve else None,
         density=w / step if keep_curve else None,
     )
+
+
+def quantile(grid: FloatArray, w: FloatArray, step: float, q: float, lo: float, hi: float) -> float:
+    """The q-quantile of the masses ``w`` (summing to 1) of a uniform grid, each spread evenly
+    over its cell ``[c − step/2, c + step/2]`` (clipped to ``[lo, hi]``): linear inside the
+    cell where the cumulative mass reaches q."""
+    cum = np.cumsum(w)
+    k = min(int(np.searchsorted(cum, q)), len(grid) - 1)
+    before = float(cum[k] - w[k])
+    frac = min(1.0, max(0.0, (q - before) / float(w[k]))) if w[k] > 0 else 0.5
+    left = max(lo, float(grid[k]) - step / 2)
+    right = min(hi, float(grid[k]) + step / 2)
+    return left + frac * (right - left)
 
 
 def simulate(cand: Candidates, c: float, rng: np.random.Generator) -> Candidates:
