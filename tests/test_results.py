@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from site_builder.build import BuildStats, prepare
-from site_builder.config import load_settings
+from site_builder.config import TimeControlSection, load_settings
+from site_builder.metrics import results
+from site_builder.model import GameRecord, PgnDate
 from site_builder.render import results_pages
+from site_builder.render.writer import Page
 from site_builder.sitedata import SiteData
 from tests.conftest import make_content
 from tests.test_style import SEED_DRAW
@@ -34,7 +38,7 @@ def site_of(root: Path, files: dict[str, Path | str], toml: str = "") -> SiteDat
     return site
 
 
-def row(frame: pd.DataFrame, player: str) -> dict[str, object]:
+def row(frame: pd.DataFrame, player: str) -> dict[str, Any]:
     mine = frame[frame["player"] == player]
     assert len(mine) == 1, player
     return dict(mine.iloc[0])
@@ -87,7 +91,7 @@ RADJABOV = "Radjabov, Teimour"
 
 def test_fighter_list_by_hand(palma: SiteData) -> None:
     res = palma.results["results"]
-    fighters = results_pages.results.fighter_order(res.lists["fighter"])
+    fighters = results.fighter_order(res.lists["fighter"])
     g, r = row(fighters, GELFAND), row(fighters, RADJABOV)
     assert g["sdf"] == pytest.approx((18.5 + 25.25) / 9)
     assert r["sdf"] == pytest.approx((82.5 + 26.625) / 9) == pytest.approx(12.125)
@@ -150,12 +154,12 @@ def test_no_rated_opponents(tmp_path: Path) -> None:
     assert "0 classical games against opponents with an Elo tag of 2400+" in zuk["status"]
     assert res.lists["historic"].empty  # no game from 1972 on
     # Before 1972 no rating condition: both players listed with their 20 games.
-    early = results_pages.results.listed(res.lists["early"])
+    early = results.listed(res.lists["early"])
     assert early["player"].tolist() == ["Steinitz, William", "Zukertort, Johannes Hermann"]
     assert early["games"].tolist() == [20, 20]
     assert early["endgame_performance"].isna().all()  # no Elo tags: n/a
     # The annual list of a year before 1972 uses the same early conditions.
-    assert len(results_pages.results.listed(res.lists["year-1886"])) == 2
+    assert len(results.listed(res.lists["year-1886"])) == 2
 
 
 RAPID = """[Event "Test Rapid {n}"]
@@ -261,3 +265,246 @@ def test_result_pickles_for_the_build_cache(palma: SiteData) -> None:
     assert results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
     results_pages.pages(palma)
     assert palma.facts["time_class_default"]["total"] == 81
+
+
+def test_player_page_short_draws(palma: SiteData) -> None:
+    """Gelfand's page lists exactly his two short draws (hand calculation above)."""
+    draws = results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
+    got = [(d["opponent"], d["colour"], d["plies"], d["material"], d["factor"]) for d in draws]
+    assert got == [
+        ("Hammer, Jon Ludvig", "White", 55, 29, 18.5),
+        ("Eljanov, Pavel", "Black", 37, 25, 25.25),
+    ]
+    assert {d["source"] for d in draws} == {"Elo tags"}
+
+
+def pgn(event: str, date: str, rnd: str, white: str, black: str, result: str, **tags: str) -> str:
+    """One game of four moves; the Elo tags and other tags as keyword arguments."""
+    extra = "".join(f'[{k} "{v}"]\n' for k, v in tags.items())
+    return (
+        f'[Event "{event}"]\n[Date "{date}"]\n[Round "{rnd}"]\n[White "{white}"]\n'
+        f'[Black "{black}"]\n[Result "{result}"]\n{extra}\n1. d4 d5 2. c4 e6 {result}\n'
+    )
+
+
+def expected(own: float, opponent: float) -> float:
+    return 1 / (1 + 10 ** (-(own - opponent) / 400))
+
+
+def test_rapid_and_blitz_ratings(tmp_path: Path) -> None:
+    a, b, c = "Alpha, A", "Beta, B", "Gamma, C"
+    games = [
+        # Before rapid_since (2000): not rated, counted in ``unrated``.
+        pgn("Old Rapid", "1999.05.01", "1", a, c, "1-0", WhiteElo="2500", BlackElo="2500"),
+        # A classical game first: A has a classical rating before any rapid game.
+        pgn(
+            "Open",
+            "2017.01.10",
+            "1",
+            a,
+            c,
+            "1-0",
+            WhiteElo="2700",
+            BlackElo="2550",
+            TimeControl="5400+30",
+        ),
+        pgn("Test Rapid", "2017.06.01", "1", a, c, "1/2-1/2", WhiteElo="2720", BlackElo="2560"),
+        # A knock-out match: games 1 and 2 classical, game 3 a rapid tiebreak.
+        pgn(
+            "FIDE World Cup", "2017.09.04", "1.1", a, b, "1/2-1/2", WhiteElo="2700", BlackElo="2600"
+        ),
+        pgn(
+            "FIDE World Cup", "2017.09.05", "1.2", b, a, "1/2-1/2", WhiteElo="2600", BlackElo="2700"
+        ),
+        pgn("FIDE World Cup", "2017.09.06", "1.3", a, b, "1-0", WhiteElo="2700", BlackElo="2600"),
+        pgn("Test Blitz", "2018.01.01", "1", a, b, "0-1", WhiteElo="2710", BlackElo="2610"),
+    ]
+    site = site_of(tmp_path, {"fast.pgn": "\n".join(games)})
+    res = site.results["results"]
+    by_round = {(g.event, g.round): g for g in site.games}
+    tiebreak = by_round[("FIDE World Cup", "1.3")]
+    assert tiebreak.time_class == "rapid" and "tiebreak" in tiebreak.time_class_reason
+    assert by_round[("FIDE World Cup", "1.1")].time_class == "classical"
+    old, rapid_game = by_round[("Old Rapid", "1")], by_round[("Test Rapid", "1")]
+    assert old.time_class == "rapid"
+
+    upd = res.updates
+    rapid = upd[upd["time_class"] == "rapid"]
+    blitz = upd[upd["time_class"] == "blitz"]
+    classical = upd[upd["time_class"] == "classical"]
+    assert set(rapid["k"]) == {20.0} and set(blitz["k"]) == {20.0}  # K = 20, not 1200/gm
+    assert set(classical["k"]) == {1200 / 70}
+    # The 1999 game is left out and counted; the tiebreak is rated as rapid, not classical.
+    assert list(dict.fromkeys(rapid["game_id"])) == [rapid_game.game_id, tiebreak.game_id]
+    assert old.game_id not in set(upd["game_id"])
+    assert tiebreak.game_id not in set(classical["game_id"])
+    assert res.unrated["rapid_before"] == 1 and res.unrated["blitz_before"] == 0
+
+    def mine(frame: pd.DataFrame, player: str) -> list[dict[str, object]]:
+        return [dict(r) for _, r in frame[frame["player"] == player].iterrows()]
+
+    # A's classical rating after the Open: 2700 + 1200/70 · (1 − E(150)) ≠ 2720.
+    a_classical = 2700 + 1200 / 70 * (1 - expected(2700, 2550))
+    assert mine(classical, a)[0]["after"] == pytest.approx(a_classical)
+    # A starts the rapid run at the Elo tag of the first rapid game (2720), not at the
+    # classical rating nor at the 1999 tag; B at their tag in the tiebreak (2600).
+    first, second = mine(rapid, a)
+    assert (first["game_id"], first["before"], first["started"]) == (
+        rapid_game.game_id,
+        2720.0,
+        "Elo tag",
+    )
+    a_rapid = 2720 + 20 * (0.5 - expected(2720, 2560))
+    assert first["after"] == pytest.approx(a_rapid)
+    assert second["game_id"] == tiebreak.game_id and second["before"] == pytest.approx(a_rapid)
+    assert second["after"] == pytest.approx(a_rapid + 20 * (1 - expected(a_rapid, 2600)))
+    (b_tiebreak,) = mine(rapid, b)
+    assert (b_tiebreak["before"], b_tiebreak["started"]) == (2600.0, "Elo tag")
+    assert b_tiebreak["after"] == pytest.approx(2600 + 20 * (0 - expected(2600, a_rapid)))
+    assert res.now["rapid"][a] == pytest.approx(second["after"])
+    # Blitz: its own run, starting again at the tags.
+    (a_blitz,) = mine(blitz, a)
+    assert a_blitz["before"] == 2710.0
+    assert a_blitz["after"] == pytest.approx(2710 + 20 * (0 - expected(2710, 2610)))
+    # The rapid list counts both rapid games since 2000 (opponents 2560 and 2600).
+    rapid_list = res.lists["rapid"]
+    assert row(rapid_list, a)["games"] == 2 and row(rapid_list, a)["all_games"] == 2
+    assert "2 rapid games against opponents with an Elo tag of 2400+ in 2000 and later; " + (
+        "the list needs 20"
+    ) in str(row(rapid_list, a)["status"])
+
+
+def test_correlation_known_values() -> None:
+    def corr(x: list[float], y: list[float]) -> tuple[int, float, float]:
+        found = results.correlation(x, y)
+        assert found is not None
+        return found
+
+    # Deviations (−1.5, −0.5, 0.5, 1.5) and (−1.5, 0.5, −0.5, 1.5): 4 / 5 = 0.8; the values
+    # are their own ranks, so Spearman is 0.8 too.
+    assert corr([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx((4, 0.8, 0.8))
+    # y = x²: monotone (Spearman 1), Pearson 25 / √(5 · 129). Pairs with a NaN are dropped.
+    n, pearson, spearman = corr([1, 2, 3, 4, math.nan, 6], [1, 4, 9, 16, 5, math.nan])
+    assert n == 4
+    assert pearson == pytest.approx(25 / math.sqrt(645))
+    assert spearman == pytest.approx(1.0)
+    assert corr([1, 2, 3], [3, 2, 1]) == pytest.approx((3, -1.0, -1.0))
+    # Fewer than 3 pairs, or a constant series: None.
+    assert results.correlation([1, 2], [2, 1]) is None
+    assert results.correlation([1, 2, math.nan], [1, 2, 3]) is None
+    assert results.correlation([], []) is None
+    assert results.correlation([1, 1, 1], [1, 2, 3]) is None
+
+
+def _render(site: SiteData, page: Page, out: Path) -> str:
+    from site_builder.render.writer import render_pages
+
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    return render_pages([page], out, common)[page.path].decode()
+
+
+def test_lists_page_charts_all_three_pairs(palma: SiteData, tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    players = sorted({g.white for g in palma.games})[:12]
+    current = pd.DataFrame(
+        {
+            "player": players,
+            "index": [60.0 + 2 * i + (i % 3) for i in range(len(players))],
+            "status": [""] * len(players),
+        }
+    )
+    palma.results["quality"] = SimpleNamespace(current=current)
+    try:
+        page = next(p for p in results_pages.pages(palma) if p.path == "lists.html")
+        html = _render(palma, page, tmp_path)
+    finally:
+        del palma.results["quality"]
+    ctx = page.context
+    assert ctx["elo_fide_chart"] and ctx["elo_quality_chart"] and ctx["fide_quality_chart"]
+    for plot in ("elo-fide", "elo-quality", "fide-quality"):
+        assert f'data-plot="{plot}"' in html, plot
+    assert "n/a: fewer than three" not in html
+    # The correlation table: one row per pair, over the players that have both values.
+    rows = ctx["rows"]
+    assert [(c["a"], c["b"]) for c in ctx["corr"]] == [
+        ("Improved Elo", "FIDE Elo"),
+        ("Improved Elo", "Quality index"),
+        ("FIDE Elo", "Quality index"),
+    ]
+    keys = [("improved", "fide"), ("improved", "quality"), ("fide", "quality")]
+    for c, (a, b) in zip(ctx["corr"], keys, strict=True):
+        pts = [(r[a], r[b]) for r in rows if r[a] is not None and r[b] is not None]
+        want = results.correlation([x for x, _ in pts], [y for _, y in pts])
+        assert want is not None and (c["n"], c["pearson"], c["spearman"]) == want
+        cells = f"<td>{c['a']} – {c['b']}</td><td>{c['n']}</td><td>{c['pearson']:.2f}</td>"
+        assert cells in html
+    assert ctx["corr"][0]["n"] == 18 and ctx["corr"][1]["n"] == 12
+
+
+def game_record(gid: str, result: str, eco: str | None, time_class: str) -> GameRecord:
+    date = PgnDate.parse("2024.01.01")
+    return GameRecord(
+        gid, "f.pgn", 1, "W", "B", result, date, "E", "", "1", None, None, eco, (),
+        time_class=time_class,
+    )  # fmt: skip
+
+
+def test_eco_statistics_by_hand(palma: SiteData) -> None:
+    games = [
+        game_record("1", "1-0", "B90", "classical"),
+        game_record("2", "1/2-1/2", "B90", "classical"),
+        game_record("3", "1/2-1/2", "B90", "rapid"),
+        game_record("4", "0-1", "B90", "blitz"),
+        game_record("5", "1/2-1/2", "C42", "classical"),
+        game_record("6", "1/2-1/2", "C42", "classical"),
+        game_record("7", "1-0", "A00", "rapid"),
+        game_record("8", "*", "D35", "classical"),  # unfinished: not counted
+        game_record("9", "1-0", None, "classical"),  # no ECO: not counted
+    ]
+    ecos = {g.game_id: g.eco for g in games}
+    stats = results.eco_statistics(games, ecos, ("classical", "rapid", "blitz"))
+    assert stats["eco"].tolist() == ["A00", "B90", "C42"]  # one row per code present
+
+    def code(frame: pd.DataFrame, eco: str) -> dict[str, Any]:
+        (found,) = frame[frame["eco"] == eco].to_dict("records")
+        return {str(k): v for k, v in found.items()}
+
+    b90, c42, a00 = code(stats, "B90"), code(stats, "C42"), code(stats, "A00")
+    # B90: 1-0, ½, ½, 0-1 → White 2 of 4 points, 2 draws; classical: 1-0 and ½.
+    assert (b90["games"], b90["white_wins"], b90["draws"], b90["black_wins"]) == (4, 1, 2, 1)
+    assert (b90["white_score"], b90["draw_pct"]) == (50.0, 50.0)
+    assert (b90["classical_games"], b90["classical_draw_pct"]) == (2, 50.0)
+    assert (c42["white_score"], c42["draw_pct"], c42["classical_draw_pct"]) == (50.0, 100.0, 100.0)
+    assert (a00["white_score"], a00["draw_pct"], a00["classical_games"]) == (100.0, 0.0, 0)
+    assert math.isnan(a00["classical_draw_pct"])  # no classical game
+    only = results.eco_statistics(games, ecos, ("classical",))
+    assert only["eco"].tolist() == ["B90", "C42"]
+    assert (code(only, "B90")["white_score"], code(only, "B90")["draw_pct"]) == (75.0, 50.0)
+    empty = results.eco_statistics(games, ecos, ())
+    assert empty.empty and "classical_draw_pct" in empty.columns
+    # The openings page of the Palma file: one row per ECO code of its finished games.
+    res = palma.results["results"]
+    page = next(p for p in results_pages.pages(palma) if p.path == "openings.html")
+    codes = [r["eco"] for r in page.context["rows"]]
+    finished = {g.game_id for g in palma.games if g.score_white is not None}
+    assert codes == sorted({e for gid, (e, _) in res.eco_source.items() if gid in finished})
+    assert sum(r["games"] for r in page.context["rows"]) == 81
+
+
+def test_methodology_shows_the_values_used(palma: SiteData, tmp_path: Path) -> None:
+    from site_builder.render.core_pages import methodology_page
+
+    results_pages.pages(palma)  # records the changed settings for the methodology page
+    html = _render(palma, methodology_page(palma, [results_pages.FAMILY]), tmp_path)
+    assert "<code>min_games</code> = 9 (default 50)" in html  # palma sets min_games = 9
+    assert "9+ games against" in html and "50+ games" not in html
+
+
+def test_demo_settings_change_only_the_documented_threshold() -> None:
+    """content/site.toml lists [time_control] and [results] with the method's defaults,
+    except the demo's smaller minimum of games (explained there and on the methodology page)."""
+    settings = load_settings(Path(__file__).parent.parent / "content")
+    changed = results_pages.changed_settings(settings.results)
+    assert [(c["key"], c["default"]) for c in changed] == [("min_games", 50)]
+    assert settings.time_control == TimeControlSection()

@@ -3,6 +3,7 @@ Fighter Rating, playing style, opening statistics and the rating lists side by s
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections import Counter
@@ -13,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from site_builder.config import ResultsSection
 from site_builder.errors import ConfigError
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
@@ -85,6 +87,16 @@ class ResultsData:
             self._index["statuses"] = out
         result: dict[str, list[tuple[str, dict[str, Any], int | None]]] = self._index["statuses"]
         return result
+
+
+def changed_settings(cfg: ResultsSection) -> list[dict[str, Any]]:
+    """The ``[results]`` keys this build sets to another value than the method's default."""
+    out = []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        if value != f.default:
+            out.append({"key": f.name, "value": value, "default": f.default})
+    return out
 
 
 def _check(site: SiteData) -> None:
@@ -468,6 +480,7 @@ def _elo_pages(site: SiteData, res: ResultsData, downloads: list[Page]) -> list[
                 "cfg": cfg,
                 "as_of": str(site.as_of),
                 "unrated": res.unrated,
+                "changed": changed_settings(cfg),
             },
         )
     )
@@ -864,7 +877,7 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
             }
         )
     figs: list[dict[str, Any] | None] = []
-    for la, a, lb, b in pairs[:2]:
+    for la, a, lb, b in pairs:
         pts = [r for r in rows if r[a] is not None and r[b] is not None]
         if len(pts) < 3:
             figs.append(None)
@@ -905,6 +918,7 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
                 ),
             )
         )
+    elo_fide, elo_quality, fide_quality = figs
     return Page(
         "lists.html",
         "lists.html",
@@ -913,8 +927,9 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
             "rows": rows,
             "cols": LISTS_COLS,
             "corr": corr,
-            "elo_fide_chart": figs[0],
-            "elo_quality_chart": figs[1],
+            "elo_fide_chart": elo_fide,
+            "elo_quality_chart": elo_quality,
+            "fide_quality_chart": fide_quality,
             "has_quality": quality is not None,
             "as_of": str(site.as_of),
             "min_games": min_games,
@@ -927,6 +942,8 @@ def pages(site: SiteData) -> list[Page]:
     res: ResultsData = site.results["results"]
     # For the build report (core pages come last); set here, as compute may be memoised.
     site.facts["time_class_default"] = res.default_classified
+    # For the methodology page: the values used, where they are not the method's.
+    site.facts["results_changed"] = changed_settings(site.settings.results)
     downloads: list[Page] = []
     out = _elo_pages(site, res, downloads)
     out.append(_fast_page(site, res, "rapid", downloads))
