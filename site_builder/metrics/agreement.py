@@ -1,4 +1,5 @@
-"""Agreement between rating methods: ranks and Spearman correlations (pure)."""
+"""Agreement between rating methods: ranks, Spearman correlations and the Elo each player is
+compared with (pure)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
+
+
+def window_mean_elo(games: pd.DataFrame, window_months: int) -> dict[str, float]:
+    """Each player's mean Elo tag over their games in the ``window_months`` up to their own
+    latest dated game (the window of the all-time lists).
+
+    ``games``: one row per game and player with ``player``, ``months`` (months since year 0,
+    NaN when undated) and ``player_elo`` (the player's Elo tag, missing when absent). Undated
+    games are left out; the window is chosen among all dated games, tagged or not, and the
+    mean is over the tagged ones, so a player without a tag in the window gets no value.
+    """
+    if games.empty:
+        return {}
+    dated = games[games["months"].notna()]
+    end = dated.groupby("player")["months"].transform("max")
+    win = dated[dated["months"] > end - window_months]
+    elo = pd.to_numeric(win["player_elo"].astype("Float64"), errors="coerce").astype(float)
+    means = elo.groupby(win["player"].astype(str)).mean().dropna()
+    return {str(p): float(v) for p, v in means.items()}
 
 
 def ranks(values: Mapping[str, float]) -> dict[str, int]:
