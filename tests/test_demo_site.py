@@ -1,0 +1,76 @@
+"""The demo site a fresh clone builds from the embedded content/: every position comes from the
+shipped analysis, no link is broken, every page of the menus exists, and the methods that need
+much data have it (the title matches, the Elo calibration)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from site_builder.build import BuildStats, build
+from site_builder.config import load_settings
+from tests.conftest import requires_engine
+from tests.linkcheck import check_site
+from tests.test_links import NAV_PAGES
+
+CONTENT = Path(__file__).resolve().parent.parent / "content"
+
+pytestmark = [requires_engine]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildStats]:
+    root = tmp_path_factory.mktemp("demo")
+    out = root / "output"
+    stats = build(
+        CONTENT,
+        out,
+        load_settings(CONTENT),
+        cache_dir=root / "cache",
+        progress=False,
+        echo=lambda s: None,
+    )
+    return out, stats
+
+
+def _json(out: Path, name: str) -> Any:
+    return json.loads((out / "data" / name).read_text(encoding="utf-8"))
+
+
+def test_the_demo_needs_no_engine_search(demo: tuple[Path, BuildStats]) -> None:
+    _, stats = demo
+    assert stats.positions > 70_000
+    assert stats.analysed == 0 and stats.cache_hits == stats.positions
+    assert stats.failed == []
+
+
+def test_no_broken_link_and_every_menu_page(demo: tuple[Path, BuildStats]) -> None:
+    out, _ = demo
+    assert check_site(out) == []
+    for page in NAV_PAGES:
+        assert (out / page).is_file(), page
+
+
+def test_every_title_match_is_checked(demo: tuple[Path, BuildStats]) -> None:
+    out, _ = demo
+    folder = CONTENT / "games" / "world-championships"
+    matches = _json(out, "wcc.json")
+    assert len(matches) == len(list(folder.glob("*.pgn"))) == 10
+    predicted = [m for m in matches if None not in (m["conformance"], m["gain"], m["markov"])]
+    assert len(predicted) >= 8, [m["match"] for m in matches if m not in predicted]
+    mae = {row["predictor"]: row for row in _json(out, "wcc-mae.json")}
+    assert all(row["mae"] is not None for row in mae.values()), mae
+
+
+def test_the_calibration_spans_the_elo_range(demo: tuple[Path, BuildStats]) -> None:
+    out, _ = demo
+    fitted = [b for b in _json(out, "calibration.json") if b["s"] is not None]
+    mileposts = [b["milepost"] for b in fitted]
+    assert min(mileposts) <= 2200 and max(mileposts) >= 2700, mileposts
+    ipr = [b["ipr"] for b in fitted if b["ipr"] is not None]
+    assert len(ipr) >= 4
+    assert ipr[-1] - ipr[0] > 300  # rises with the bucket's Elo
+    assert len(_json(out, "intrinsic.json")) >= 10  # players with an IPR and its interval
