@@ -1,5 +1,7 @@
 """A link checker for a built site: every relative href/src of every HTML page must name a file
-of the site, and every #fragment an id (or name) in the target page.
+of the site, and every #fragment an id (or name) in the target page. The search box's index
+counts too: each ``data-index`` (the script the box loads) must be a file of the site, and
+every page the index lists must exist (its paths are relative to the form's ``data-root``).
 
 Run it on any output folder: ``python -m tests.linkcheck output/`` prints the broken links and
 exits 1 when there are any.
@@ -7,6 +9,7 @@ exits 1 when there are any.
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -26,6 +29,10 @@ LINK_ATTRS = {
 }
 #: Schemes a link may use without being a file of the site (the visitor follows them).
 OUTSIDE = ("http", "https", "mailto")
+#: Attributes of any tag that name files of the site: the downloads of a table (several, space
+#: separated) and the search box's index script.
+LIST_ATTRS = ("data-downloads",)
+FILE_ATTRS = ("data-index",)
 
 
 class _PageParser(HTMLParser):
@@ -33,7 +40,8 @@ class _PageParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.links: list[tuple[str, str, int]] = []  # (tag, url, line)
         self.ids: set[str] = set()
-        self.other_attrs: list[tuple[str, str, str, int]] = []  # every data-downloads etc.
+        #: (script, root) of each search box: its data-index and data-root
+        self.indexes: list[tuple[str, str, int]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         line = self.getpos()[0]
@@ -44,9 +52,15 @@ class _PageParser(HTMLParser):
                 self.ids.add(value)
             if name in LINK_ATTRS.get(tag, ()):
                 self.links.append((tag, value, line))
-            if name == "data-downloads":
+            if name in LIST_ATTRS:
                 for part in value.split():
                     self.links.append((tag, part, line))
+            if name in FILE_ATTRS:
+                self.links.append((tag, value, line))
+        found = dict(attrs)
+        index = found.get("data-index")
+        if index:
+            self.indexes.append((index, found.get("data-root") or "", line))
 
 
 @dataclass
@@ -77,11 +91,31 @@ def _parse(path: Path) -> _PageParser:
     return parser
 
 
+def search_index_paths(script: Path) -> list[str]:
+    """Every page path of a search index (``window.SITE_INDEX = {...};``), players and events."""
+    text = script.read_text(encoding="utf-8")
+    data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    return [entry[1] for kind in sorted(data) for entry in data[kind]]
+
+
+def _bad_url(url: str) -> str:
+    """Why a relative URL cannot be followed from file://, or "" when it can."""
+    parts = urlsplit(url)
+    if parts.scheme:
+        return f"scheme {parts.scheme}: in a link"
+    if parts.netloc:
+        return "another site"
+    if url.startswith("/"):
+        return "absolute path: breaks from file://"
+    return ""
+
+
 def check_site(root: Path) -> Report:
     """Check every ``*.html`` file under ``root``."""
     root = root.resolve()
     report = Report()
     parsed: dict[Path, _PageParser] = {}
+    checked: set[tuple[Path, Path]] = set()
 
     def page(path: Path) -> _PageParser:
         if path not in parsed:
@@ -118,7 +152,50 @@ def check_site(root: Path) -> Report:
                 fragment = unquote(parts.fragment)
                 if fragment not in page(target).ids:
                     report.broken.append(Broken(rel, line, url, f"no id {fragment!r} there"))
+        for index, base, line in page(html).indexes:
+            _check_index(root, html, index, base, line, report, checked)
     return report
+
+
+def _check_index(
+    root: Path,
+    html: Path,
+    index: str,
+    base: str,
+    line: int,
+    report: Report,
+    checked: set[tuple[Path, Path]],
+) -> None:
+    """The pages a search index lists, resolved against the form's data-root, once per index
+    file and root folder (the index is shared by every page)."""
+    script = (html.parent / unquote(urlsplit(index).path)).resolve()
+    folder = (html.parent / unquote(base)).resolve() if base else html.parent
+    rel = html.relative_to(root).as_posix()
+    if _bad_url(base) or (folder != root and root not in folder.parents):
+        report.broken.append(Broken(rel, line, base, "data-root outside the site"))
+        return
+    if not script.is_file() or (script, folder) in checked:
+        return  # a missing script is reported as a broken data-index link
+    checked.add((script, folder))
+    try:
+        paths = search_index_paths(script)
+    except (ValueError, IndexError, TypeError) as err:
+        report.broken.append(Broken(rel, line, index, f"unreadable search index: {err}"))
+        return
+    where = f"{script.relative_to(root).as_posix()} (from {rel})"
+    for path in paths:
+        report.links += 1
+        reason = _bad_url(path) if isinstance(path, str) else "not a path"
+        if not reason:
+            target = (folder / unquote(urlsplit(path).path)).resolve()
+            if target != root and root not in target.parents:
+                reason = "points outside the site"
+            elif not target.is_file():
+                reason = "no such file"
+            else:
+                report.targets.add(target.relative_to(root).as_posix())
+        if reason:
+            report.broken.append(Broken(where, 0, str(path), f"search index: {reason}"))
 
 
 def main(argv: list[str]) -> int:
@@ -197,27 +274,47 @@ class _DomBuilder(HTMLParser):
         self.stack[-1].children.append(data)
 
 
-def parse_dom(path: Path) -> Element:
+def parse_dom_text(html: str) -> Element:
     builder = _DomBuilder()
-    builder.feed(path.read_text(encoding="utf-8"))
+    builder.feed(html)
     builder.close()
     return builder.root
 
 
-def downloads_near(table: Element) -> list[str]:
-    """The download links of a table: its ``data-downloads``, or the ``a.download`` links after
-    it (after its scroll container) before the next table or heading."""
-    listed = table.attrs.get("data-downloads", "").split()
-    if listed:
-        return listed
+def parse_dom(path: Path) -> Element:
+    return parse_dom_text(path.read_text(encoding="utf-8"))
+
+
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def beside(table: Element) -> list[Element]:
+    """The elements after a table (after its ``div.scroll``), up to the next heading or table:
+    where its downloads and their legend belong."""
     anchor = table
     while anchor.parent is not None and "scroll" in anchor.parent.classes():
         anchor = anchor.parent
-    found: list[str] = []
+    found: list[Element] = []
     for sib in anchor.following():
-        if sib.tag in ("h1", "h2", "h3", "table") or sib.iter("table"):
+        if sib.tag in (*HEADINGS, "table") or sib.iter("table"):
             break
-        found += [a.attrs.get("href", "") for a in sib.iter("a") if "download" in a.classes()]
-        if sib.tag == "a" and "download" in sib.classes():
-            found.append(sib.attrs.get("href", ""))
+        if any(h.tag in HEADINGS for h in sib.iter()):
+            break
+        found.append(sib)
+    return found
+
+
+def downloads_near(table: Element) -> list[str]:
+    """The download links of a table: its ``data-downloads``, or the ``a.download`` links
+    beside it (:func:`beside`)."""
+    listed = table.attrs.get("data-downloads", "").split()
+    if listed:
+        return listed
+    found: list[str] = []
+    for el in beside(table):
+        found += [
+            a.attrs.get("href", "")
+            for a in [el, *el.iter("a")]
+            if a.tag == "a" and "download" in a.classes()
+        ]
     return found

@@ -17,7 +17,7 @@ from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import Column, download_pages, downloads_of, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -39,6 +39,70 @@ LIST_COLUMNS = [
     "window_to",
 ]
 GROUP_COLUMNS = ["milepost", "games", "turns", "mean_elo", "c", "sd", "c_lo", "c_hi", "status"]
+
+# The documented columns of the downloads (the legends beside the tables).
+_C = Column("c", "c̄", "apparent skill: the posterior mean of c (higher is better)", True)
+_SD = Column("sd", "σ", "standard deviation of the posterior of c", True)
+_C_LO = Column("c_lo", "95% region low", "2.5% quantile of the posterior of c", True)
+_C_HI = Column("c_hi", "95% region high", "97.5% quantile of the posterior of c", True)
+_SKILL_ELO = (
+    Column("skill_elo", "Skill Elo", "c̄ read on the Elo line of this site's Elo groups", True),
+    Column("skill_elo_lo", "Skill Elo low", "the line's Elo at the 95% region's low end", True),
+    Column("skill_elo_hi", "Skill Elo high", "the line's Elo at the 95% region's high end", True),
+)
+_TURNS = Column("turns", "Turns", "counted turns (one player's moves) in the posterior", True)
+_GAMES = Column("games", "Games", "analysed classical games those turns come from", True)
+_MEAN_ELO = Column("mean_elo", "Mean Elo", "mean of the player's Elo tags in those games", True)
+LIST_DOWNLOAD = (
+    Column("rank", "Rank", "place in the list, highest c̄ first", True),
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    _C,
+    _SD,
+    _C_LO,
+    _C_HI,
+    *_SKILL_ELO,
+    _TURNS,
+    _GAMES,
+    _MEAN_ELO,
+    Column("window_from", "Window from", "first month of the player's window (year-month)"),
+    Column("window_to", "Window to", "last month of the window: the player's latest game"),
+)
+YEAR_DOWNLOAD = (
+    Column("year", "Year", "calendar year of the games", True),
+    _C,
+    _SD,
+    _C_LO,
+    _C_HI,
+    Column("edge", "Cut by the grid", "True when the posterior is cut by the end of the c grid"),
+    *_SKILL_ELO,
+    _TURNS,
+    _GAMES,
+    _MEAN_ELO,
+    Column("status", "Status", "empty, or why the year has no skill (n/a with the turn count)"),
+)
+GROUP_DOWNLOAD = (
+    Column("milepost", "Group", "the Elo milepost: both players within the band around it", True),
+    Column("games", "Games", "games whose two players are both in the band", True),
+    Column("turns", "Turns", "counted turns of those games (both sides)", True),
+    Column("mean_elo", "Mean Elo", "mean Elo tag of the group's players", True),
+    _C,
+    _SD,
+    Column("c_lo", "CR min", "2.5% quantile of the posterior of c (the credible region)", True),
+    Column("c_hi", "CR max", "97.5% quantile of the posterior of c", True),
+    Column("status", "Note", "empty, or why the group is not used by the Elo mapping"),
+)
+OUTCOME_DOWNLOAD = (
+    Column("scope", "Games", "all analysed games, or one Elo group"),
+    Column("set", "Set", "the game sides counted: winners, losers, drawers, or all"),
+    Column("sides", "Sides", "game sides (one player in one game) in the set", True),
+    Column("mean", "mean c̄", "mean of the sides' apparent skill c̄", True),
+    Column("sd", "σ of c̄", "standard deviation of the sides' c̄", True),
+)
+
+
+def year_downloads_base(site: SiteData, player: str) -> str:
+    """Where a player's skill-by-year table is downloaded (without .csv/.json)."""
+    return f"data/players/{site.player_slugs[player]}-skill-years"
 
 
 @dataclass
@@ -461,24 +525,30 @@ def pages(site: SiteData) -> list[Page]:
         "curve_chart": _curve_chart(res),
         "group_chart": _group_chart(res),
     }
-    return [
+    skill_dl, skill_files = download_pages("data/skill", listed, LIST_DOWNLOAD)
+    groups_dl, groups_files = download_pages("data/skill-groups", groups, GROUP_DOWNLOAD)
+    outcomes_dl, outcomes_files = download_pages(
+        "data/skill-outcomes", res.outcomes, OUTCOME_DOWNLOAD
+    )
+    ctx["downloads"] = skill_dl
+    ctx_groups["groups_downloads"] = groups_dl
+    ctx_groups["outcomes_downloads"] = outcomes_dl
+    out = [
         Page("skill.html", "skill.html", ctx),
         Page("skill-groups.html", "skill_groups.html", ctx_groups),
-        Page("data/skill.csv", "", {"bytes": csv_bytes(listed, LIST_COLUMNS)}),
-        Page("data/skill.json", "", {"bytes": json_bytes(listed, LIST_COLUMNS)}),
-        Page("data/skill-groups.csv", "", {"bytes": csv_bytes(groups, GROUP_COLUMNS)}),
-        Page("data/skill-groups.json", "", {"bytes": json_bytes(groups, GROUP_COLUMNS)}),
-        Page(
-            "data/skill-outcomes.csv",
-            "",
-            {"bytes": csv_bytes(res.outcomes, ["scope", "set", "sides", "mean", "sd"])},
-        ),
-        Page(
-            "data/skill-outcomes.json",
-            "",
-            {"bytes": json_bytes(res.outcomes, ["scope", "set", "sides", "mean", "sd"])},
-        ),
+        *skill_files,
+        *groups_files,
+        *outcomes_files,
     ]
+    # Each player's skill-by-year table (on the player page) has its own small download.
+    if not res.status and not res.years.empty:
+        for name, frame in res.years.groupby("player", sort=True):
+            player = str(name)
+            if player in site.player_slugs:
+                out += download_pages(
+                    year_downloads_base(site, player), records(frame), YEAR_DOWNLOAD
+                )[1]
+    return out
 
 
 def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -520,7 +590,13 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
             Section(
                 "Bayesian skill",
                 "partials/bayesian_player.html",
-                {"status": res.status, "summary": None, "years": [], "chart": None},
+                {
+                    "status": res.status,
+                    "summary": None,
+                    "years": [],
+                    "chart": None,
+                    "downloads": None,
+                },
             )
         ]
     rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
@@ -559,6 +635,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "years": years,
                 "chart": fig,
                 "mapping": res.mapping_status,
+                "downloads": downloads_of(year_downloads_base(site, player), YEAR_DOWNLOAD),
             },
         )
     ]

@@ -15,7 +15,7 @@ from site_builder.config import ConformanceSection
 from site_builder.metrics import complexity, conformance, headtohead, markov, titlematches
 from site_builder.metrics.conformance import KIND_NAMES, KINDS, SEED_K, X_GRID, LineFit
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import Column, Downloads, download_pages, downloads_of, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -106,6 +106,9 @@ class ConformanceResult:
 
     def by_player(self, table: str, player: str) -> list[dict[str, Any]]:
         return self._rows[table].get(player, [])
+
+    def rows_by_player(self, table: str) -> dict[str, list[dict[str, Any]]]:
+        return self._rows[table]
 
     @functools.cached_property
     def _eligible(self) -> dict[str, list[tuple[str, int]]]:
@@ -487,7 +490,7 @@ def _strength_chart(
                 "name": p,
                 "x": [r["year"] for r in mine],
                 "y": [100 * r[field] for r in mine],
-                "hovertemplate": f"{p}<br>%{{x}}: %{{y:.1f}}%<extra></extra>",
+                "hovertemplate": "%{fullData.name}<br>%{x}: %{y:.1f}%<extra></extra>",
                 **_style(i),
             }
         )
@@ -621,85 +624,141 @@ def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
     return rows
 
 
-PAIR_COLUMNS = [
-    "player_a",
-    "year_a",
-    "player_b",
-    "year_b",
-    "markov",
-    "markov_a_white",
-    "markov_a_black",
-    "markov_win",
-    "markov_draw",
-    "markov_loss",
-    "gain",
-    "conformance",
-]
-DISTRIBUTION_COLUMNS = [
-    "player",
-    "year",
-    "conformance",
-    "bin",
-    "upper_pawns",
-    "moves",
-    "R",
-    "R_cum",
-    "Q",
-]
-STRENGTH_COLUMNS = ["player", "year", "moves", "q0", "q03", "r0", "r03", "q_predictor", "status"]
-BEST_COLUMNS = ["player", "year", "opponents", "wins", "mean_score", "best"]
-WCC_COLUMNS = [
-    "match",
-    "year",
-    "player_a",
-    "player_b",
-    "games",
-    "forfeits",
-    "points_a",
-    "actual",
-    "data_year",
-    "conformance",
-    "gain",
-    "markov",
-    "markov_win",
-    "markov_draw",
-    "markov_loss",
-    "elo",
-    "conformance_note",
-    "gain_note",
-    "markov_note",
-    "elo_note",
-]
-MAE_COLUMNS = [
-    "predictor",
-    "matches",
-    "mae",
-    "common_matches",
-    "mae_common",
-    "seed_mae",
-    "seed_mae_elo",
-]
-CURVE_COLUMNS = [
-    "conformance",
-    "games",
-    "best_x",
-    "best_rho",
-    "best_alpha",
-    "best_beta",
-    "x",
-    "rho",
-    "alpha",
-    "beta",
-]
-COMPLEXITY_COLUMNS = [
-    "player",
-    "kind",
-    "moves",
-    "mean_delta",
-    "mean_stability",
-    *complexity.INDICATORS,
-    "status",
-]
+# The documented columns of every download (the legends beside the tables).
+_SCORE = "score share 0–1 of the first-named player"
+PAIR_COLUMNS = (
+    Column("player_a", "Player A", "the first player"),
+    Column("year_a", "Year A", "the year of A's games the prediction uses", True),
+    Column("player_b", "Player B", "the opponent"),
+    Column("year_b", "Year B", "the year of B's games", True),
+    Column("markov", "Markov", "A's predicted score (0–1), averaged over colours", True),
+    Column("markov_a_white", "Markov, A White", "A's predicted score with White", True),
+    Column("markov_a_black", "Markov, A Black", "A's predicted score with Black", True),
+    Column("markov_win", "Win", "Markov probability that A wins (averaged over colours)", True),
+    Column("markov_draw", "Draw", "Markov probability of a draw", True),
+    Column("markov_loss", "Loss", "Markov probability that A loses", True),
+    Column("gain", "Gain", "A's score predicted by the gain distribution (0–1)", True),
+    Column("conformance", "Conformance", "A's score by the conformance predictor (0–1)", True),
+)
+DISTRIBUTION_COLUMNS = (
+    Column("player", "Player", "the player"),
+    Column("year", "Year", "the calendar year", True),
+    Column("conformance", "Conformance", "raw, Guid–Bratko (gb) or ponderated"),
+    Column("bin", "Bin", "0 = exactly 0; b = ((b−1)/10, b/10] pawns; the last bin: above", True),
+    Column("upper_pawns", "Upper bound", "the bin's upper bound in pawns (empty: the last)", True),
+    Column("moves", "Moves", "counted moves in the bin, that year alone", True),
+    Column("R", "R", "share of the year's moves in the bin", True),
+    Column("R_cum", "R′", "share of the year's moves with conformance ≤ the upper bound", True),
+    Column("Q", "Q", "R′ with the forgetting factor (earlier years halved per year back)", True),
+)
+_YEAR_SHARES = (
+    Column("moves", "Moves", "counted moves of the year (from the first counted move on)", True),
+    Column("q0", "Q(0)", "share of moves with conformance exactly 0, forgetting factor 2", True),
+    Column("q03", "Q(≤ 0.3)", "share within 0.3 pawn, forgetting factor 2", True),
+    Column("r0", "R′(0)", "share of moves with conformance exactly 0, that year alone", True),
+    Column("r03", "R′(≤ 0.3)", "share within 0.3 pawn, that year alone", True),
+    Column(
+        "q_predictor",
+        "Q of the predictor",
+        "Q at the conformance predictor's x, of its conformance kind",
+        True,
+    ),
+    Column("status", "Status", "empty when compared, else why not (too few moves)"),
+)
+STRENGTH_COLUMNS = (
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    Column("year", "Year", "calendar year", True),
+    *_YEAR_SHARES,
+)
+PLAYER_YEAR_COLUMNS = (Column("year", "Year", "calendar year", True), *_YEAR_SHARES)
+_WINS = Column("wins", "Predicted wins", "opponent-years against which the Markov score > ½", True)
+_OPPONENTS = Column("opponents", "Opponent-years", "every year of every other player", True)
+_MEAN_SCORE = Column("mean_score", "Mean score", "mean Markov score (0–1) against them", True)
+BEST_COLUMNS = (
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    Column("year", "Year", "calendar year with enough counted moves", True),
+    _OPPONENTS,
+    _WINS,
+    _MEAN_SCORE,
+    Column("best", "Best year", "True for the player's best year"),
+)
+BEST_YEAR_COLUMNS = (
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    Column("year", "Best year", "the year with the most predicted wins", True),
+    _WINS,
+    _OPPONENTS,
+    _MEAN_SCORE,
+)
+WCC_COLUMNS = (
+    Column("match", "Match", "event and players, the player who scored more first"),
+    Column("year", "Year", "year of the match's first game", True),
+    Column("player_a", "Player A", "the first-named player (who scored more)"),
+    Column("player_b", "Player B", "the opponent"),
+    Column("games", "Games", "games scored (forfeits left out)", True),
+    Column("forfeits", "Forfeits", "games left out as forfeits", True),
+    Column("points_a", "Points A", "A's points in the scored games", True),
+    Column("actual", "Actual", f"actual {_SCORE}", True),
+    Column("data_year", "Data year", "the year of the games the predictions use", True),
+    Column("conformance", "ACS", f"conformance predictor's {_SCORE}", True),
+    Column("gain", "COVS", f"gain-distribution predictor's {_SCORE}", True),
+    Column("markov", "MS", f"Markov predictor's {_SCORE}", True),
+    Column("markov_win", "Markov win", "Markov probability that A wins a game", True),
+    Column("markov_draw", "Markov draw", "Markov probability of a drawn game", True),
+    Column("markov_loss", "Markov loss", "Markov probability that A loses a game", True),
+    Column("elo", "ELOS", f"Elo expectation, {_SCORE}", True),
+    Column("conformance_note", "ACS note", "why the conformance prediction is n/a, if it is"),
+    Column("gain_note", "COVS note", "why the gain prediction is n/a, if it is"),
+    Column("markov_note", "MS note", "why the Markov prediction is n/a, if it is"),
+    Column("elo_note", "ELOS note", "where the Elo prediction's ratings come from, or why n/a"),
+)
+MAE_COLUMNS = (
+    Column("predictor", "Predictor", "the predictor"),
+    Column("matches", "Matches predicted", "title matches it predicted", True),
+    Column("mae", "MAE", "mean absolute error of the score share (0–1) over them", True),
+    Column("common_matches", "Matches with every predictor", "matches all predicted", True),
+    Column("mae_common", "MAE there", "mean absolute error over those matches", True),
+    Column("seed_mae", "Seed: MAE", "the seed's MAE over its 17 matches (empty: none)", True),
+    Column("seed_mae_elo", "Seed: MAE, 11 with Elo", "the seed's MAE on 11 rated matches", True),
+)
+CURVE_COLUMNS = (
+    Column("conformance", "Conformance", "raw, Guid–Bratko or ponderated (with its constants)"),
+    Column("games", "Games", "analysed classical games with a result counted", True),
+    Column("best_x", "Best x", "the bound x (pawns) where ρ is highest", True),
+    Column("best_rho", "ρ at best x", "Pearson's ρ of p(x) with the result there", True),
+    Column("best_alpha", "α at best x", "intercept of r = β·p(x) + α there", True),
+    Column("best_beta", "β at best x", "slope of r = β·p(x) + α there", True),
+    Column("x", "x", "the bound the conformance predictor uses (pawns)", True),
+    Column("rho", "ρ at x", "Pearson's ρ at that x", True),
+    Column("alpha", "α at x", "intercept at that x", True),
+    Column("beta", "β at x", "slope at that x", True),
+)
+COMPLEXITY_COLUMNS = (
+    Column("player", "Player", "the player, or a group of players"),
+    Column("kind", "Kind", "player, or group (title-match players, others, all)"),
+    Column("moves", "Moves", "counted moves", True),
+    Column("mean_delta", "Mean δ (pawns)", "mean raw conformance δ of the moves", True),
+    Column("mean_stability", "Mean stability (cp)", "mean of the moves' stability", True),
+    *(
+        Column(k, f"ρ {complexity.INDICATOR_NAMES[k]}", f"Pearson's ρ of {name} with δ", True)
+        for k, name in (
+            ("stability", "the stability (mean |change| of the score between depths)"),
+            ("jump_value", "the jump value (largest change)"),
+            ("jump_depth", "the jump depth (depth of the largest change)"),
+            ("jump_product", "jump depth × value"),
+        )
+    ),
+    Column("status", "Status", "empty, or why the ρ's are n/a"),
+)
+assert tuple(c.key for c in COMPLEXITY_COLUMNS[5:-1]) == complexity.INDICATORS
+
+
+def _player_year_base(site: SiteData, player: str) -> str:
+    return f"data/players/{site.player_slugs[player]}-conformance-years"
+
+
+def player_year_downloads(site: SiteData, player: str) -> Downloads:
+    """The download of a player's conformance-by-year table (on the player page)."""
+    return downloads_of(_player_year_base(site, player), PLAYER_YEAR_COLUMNS)
 
 
 def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
@@ -734,11 +793,10 @@ def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
     return rows
 
 
-def _downloads(name: str, rows: list[dict[str, Any]], columns: list[str]) -> list[Page]:
-    return [
-        Page(f"data/{name}.csv", "", {"bytes": csv_bytes(rows, columns)}),
-        Page(f"data/{name}.json", "", {"bytes": json_bytes(rows, columns)}),
-    ]
+def _downloads(
+    name: str, rows: list[dict[str, Any]], columns: tuple[Column, ...]
+) -> tuple[Downloads, list[Page]]:
+    return download_pages(f"data/{name}", rows, columns)
 
 
 def _wcc_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -804,6 +862,10 @@ def pages(site: SiteData) -> list[Page]:
     )
     listed = [r for r in strength if not r["status"]]
     others = [r for r in strength if r["status"]]
+    years_dl, years_files = _downloads("conformance-years", strength, STRENGTH_COLUMNS)
+    dist_dl, dist_files = _downloads(
+        "conformance-distributions", _distribution_rows(res), DISTRIBUTION_COLUMNS
+    )
     out.append(
         Page(
             "champions.html",
@@ -819,13 +881,19 @@ def pages(site: SiteData) -> list[Page]:
                 "fig0": fig0,
                 "fig3": fig3,
                 "matches": len(res.titles.matches),
+                "downloads": years_dl,
+                "distributions": dist_dl,
             },
         )
     )
-    out += _downloads("conformance-years", strength, STRENGTH_COLUMNS)
-    out += _downloads("conformance-distributions", _distribution_rows(res), DISTRIBUTION_COLUMNS)
+    out += years_files + dist_files
+    # Each player's conformance-by-year table (on the player page) has its own download.
+    for name, rows in sorted(res.rows_by_player("strength").items()):
+        if name in site.player_slugs:
+            out += download_pages(_player_year_base(site, name), rows, PLAYER_YEAR_COLUMNS)[1]
 
     curve_rows = _curve_rows(res)
+    curves_dl, curves_files = _downloads("conformance-predictor", curve_rows, CURVE_COLUMNS)
     out.append(
         Page(
             "predictors.html",
@@ -850,10 +918,11 @@ def pages(site: SiteData) -> list[Page]:
                 "ponderation": res.ponderation,
                 "seed_k": SEED_K,
                 "games": res.curves[0].games if res.curves else 0,
+                "downloads": curves_dl,
             },
         )
     )
-    out += _downloads("conformance-predictor", curve_rows, CURVE_COLUMNS)
+    out += curves_files
 
     best_rows = [{**r, "href": site.player_path(r["player"])} for r in records(res.best)]
     best_only = sorted(
@@ -874,6 +943,9 @@ def pages(site: SiteData) -> list[Page]:
         else None
     )
     pair_rows = _pair_rows(res)
+    pairs_dl, pairs_files = _downloads("headtohead-pairs", pair_rows, PAIR_COLUMNS)
+    best_dl, best_files = _downloads("headtohead-best", best_only, BEST_YEAR_COLUMNS)
+    years_h2h_dl, years_h2h_files = _downloads("headtohead-years", best_rows, BEST_COLUMNS)
     out.append(
         Page(
             "headtohead.html",
@@ -886,11 +958,13 @@ def pages(site: SiteData) -> list[Page]:
                 "years": best_rows,
                 "entries": len(res.h2h.keys),
                 "pairs": len(pair_rows),
+                "pairs_downloads": pairs_dl,
+                "best_downloads": best_dl,
+                "years_downloads": years_h2h_dl,
             },
         )
     )
-    out += _downloads("headtohead-pairs", pair_rows, PAIR_COLUMNS)
-    out += _downloads("headtohead-years", best_rows, BEST_COLUMNS)
+    out += pairs_files + best_files + years_h2h_files
 
     wcc_rows = [
         {
@@ -903,6 +977,8 @@ def pages(site: SiteData) -> list[Page]:
         }
         for r in res.wcc
     ]
+    wcc_dl, wcc_files = _downloads("wcc", wcc_rows, WCC_COLUMNS)
+    mae_dl, mae_files = _downloads("wcc-mae", res.mae, MAE_COLUMNS)
     out.append(
         Page(
             "wcc.html",
@@ -917,11 +993,12 @@ def pages(site: SiteData) -> list[Page]:
                 "predictors": PREDICTORS,
                 "names": PREDICTOR_NAMES,
                 "short": {"conformance": "ACS", "gain": "COVS", "markov": "MS", "elo": "ELOS"},
+                "downloads": wcc_dl,
+                "mae_downloads": mae_dl,
             },
         )
     )
-    out += _downloads("wcc", wcc_rows, WCC_COLUMNS)
-    out += _downloads("wcc-mae", res.mae, MAE_COLUMNS)
+    out += wcc_files + mae_files
 
     comp_rows = [
         {**r, "href": site.player_path(r["player"]) if r["kind"] == "player" else None}
@@ -929,6 +1006,7 @@ def pages(site: SiteData) -> list[Page]:
     ]
     comp_shown = [r for r in comp_rows if not r["status"] or r["kind"] == "group"]
     comp_thin = [r for r in comp_rows if r["status"] and r["kind"] == "player"]
+    comp_dl, comp_files = _downloads("complexity", comp_rows, COMPLEXITY_COLUMNS)
     out.append(
         Page(
             "complexity.html",
@@ -941,10 +1019,11 @@ def pages(site: SiteData) -> list[Page]:
                 "names": complexity.INDICATOR_NAMES,
                 "indicators": complexity.INDICATORS,
                 "clip": COMPLEXITY_CLIP_CP,
+                "downloads": comp_dl,
             },
         )
     )
-    out += _downloads("complexity", comp_rows, COMPLEXITY_COLUMNS)
+    out += comp_files
     return out
 
 
@@ -1110,6 +1189,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "matches": matches,
                 "cfg": res.cfg,
                 "kind_name": KIND_NAMES[res.cfg.strength_kind],
+                "downloads": player_year_downloads(site, player),
             },
         )
     ]

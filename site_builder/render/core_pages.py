@@ -5,49 +5,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
-from site_builder.render.tables import csv_bytes, json_bytes
+from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
 _BEST_GAMES = 5  # best and worst games shown on player and event pages
 SEARCH_INDEX = "assets/search-index.js"
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of a downloadable list: key in CSV/JSON, header, legend line."""
-
-    key: str
-    label: str
-    legend: str
-    numeric: bool = False
-
-
-@dataclass(frozen=True)
-class Downloads:
-    """The CSV and JSON files of one table, and its documented columns."""
-
-    csv: str
-    json: str
-    columns: tuple[Column, ...]
-
-
-def _download_pages(
-    base: str, rows: Sequence[dict[str, Any]], columns: Sequence[Column]
-) -> tuple[Downloads, list[Page]]:
-    keys = [c.key for c in columns]
-    d = Downloads(f"{base}.csv", f"{base}.json", tuple(columns))
-    return d, [
-        Page(d.csv, "", {"bytes": csv_bytes(rows, keys)}),
-        Page(d.json, "", {"bytes": json_bytes(rows, keys)}),
-    ]
 
 
 def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> dict[str, Any]:
@@ -135,7 +104,7 @@ def _player_list_rows(
 
 def players_page(site: SiteData, by_player: dict[str, list[GameRecord]]) -> list[Page]:
     rows = _player_list_rows(site, by_player)
-    downloads, files = _download_pages("data/players", rows, PLAYER_LIST_COLUMNS)
+    downloads, files = download_pages("data/players", rows, PLAYER_LIST_COLUMNS)
     return [
         Page(
             "players.html",
@@ -291,8 +260,8 @@ def player_page(
         worst = _quality_rows(site, by_id, list(reversed(tail)))
     h2h = _head_to_head(site, rows)
     slug = site.player_slugs[name]
-    games_dl, files = _download_pages(f"data/players/{slug}-games", rows, PLAYER_GAME_COLUMNS)
-    h2h_dl, h2h_files = _download_pages(f"data/players/{slug}-opponents", h2h, H2H_COLUMNS)
+    games_dl, files = download_pages(f"data/players/{slug}-games", rows, PLAYER_GAME_COLUMNS)
+    h2h_dl, h2h_files = download_pages(f"data/players/{slug}-opponents", h2h, H2H_COLUMNS)
     counts = Counter(r["time_class"] for r in rows)
     years = [g.date.year for g in games if g.date.year]
     return [
@@ -477,7 +446,7 @@ def events_page(site: SiteData, by_event: dict[str, list[GameRecord]]) -> list[P
     rows.sort(key=lambda r: (r["sort"], r["event"]), reverse=True)
     for r in rows:
         del r["sort"]
-    downloads, files = _download_pages("data/events", rows, EVENT_LIST_COLUMNS)
+    downloads, files = download_pages("data/events", rows, EVENT_LIST_COLUMNS)
     return [
         Page(
             "events.html",
@@ -536,8 +505,8 @@ def event_page(
     ]
     slug = site.event_slugs[key]
     st_cols = (*STANDING_COLUMNS, *_perf_columns(perf), Column("page", "Page", "player page"))
-    st_dl, st_files = _download_pages(f"data/events/{slug}-standings", rows, st_cols)
-    g_dl, g_files = _download_pages(f"data/events/{slug}-games", game_rows, EVENT_GAME_COLUMNS)
+    st_dl, st_files = download_pages(f"data/events/{slug}-standings", rows, st_cols)
+    g_dl, g_files = download_pages(f"data/events/{slug}-games", game_rows, EVENT_GAME_COLUMNS)
     dates = [g.date for g in ordered]
     return [
         Page(

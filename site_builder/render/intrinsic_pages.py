@@ -13,7 +13,7 @@ import pandas as pd
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, Ipr, UnitTable
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import Column, download_pages, downloads_of, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 
@@ -48,6 +48,113 @@ CALIBRATION_COLUMNS = [
     "ipr_hi",
     "status",
 ]
+
+# The documented columns of the downloads (the legends beside the tables).
+_IPR = (
+    Column("ipr", "IPR", "intrinsic performance rating (Elo scale); empty when n/a", True),
+    Column("ipr_lo", "95% low", "2.5% quantile of the bootstrap over games", True),
+    Column("ipr_hi", "95% high", "97.5% quantile of the bootstrap over games", True),
+)
+_EDGE = Column("edge", "Grid edge", "True when the best agent lies on the edge of the Elo grid")
+_TURNS = Column("turns", "Turns", "counted turns (one player's moves) rated", True)
+_GAMES = Column("games", "Games", "analysed classical games those turns come from", True)
+_MEAN_ELO = Column("mean_elo", "Mean Elo", "mean of the players' Elo tags in those turns", True)
+_STATUS = Column("status", "Status", "empty, or why there is no IPR (n/a with the reason)")
+LIST_DOWNLOAD = (
+    Column("rank", "Rank", "place in the list, highest IPR first", True),
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    *_IPR,
+    _TURNS,
+    _GAMES,
+    _MEAN_ELO,
+    Column("window_from", "Window from", "first month of the player's window (year-month)"),
+    Column("window_to", "Window to", "last month of the window: the player's latest game"),
+)
+YEAR_DOWNLOAD = (
+    Column("year", "Year", "calendar year of the games", True),
+    *_IPR,
+    _EDGE,
+    _TURNS,
+    _GAMES,
+    _MEAN_ELO,
+    _STATUS,
+)
+EVENT_DOWNLOAD = (
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    *_IPR,
+    _EDGE,
+    _TURNS,
+    _GAMES,
+    _MEAN_ELO,
+    _STATUS,
+)
+_SHARE = "share (0–1)"
+CALIBRATION_DOWNLOAD = (
+    Column(
+        "milepost", "Elo", "the bucket's milepost: both players within the band around it", True
+    ),
+    Column("games", "Games", "rated classical games in the bucket", True),
+    Column("turns", "Turns", "counted turns of those games (both sides)", True),
+    Column("mean_elo", "Mean Elo", "mean Elo tag of the bucket's players", True),
+    Column("s", "s", "sensitivity of the bucket's free fit", True),
+    Column("c", "c", "consistency of the bucket's free fit", True),
+    Column(
+        "c_fit", "c fit", "c read from the line fitted to the buckets' c (weights = turns)", True
+    ),
+    Column("s_fit", "s fit", "s refitted with c = c fit", True),
+    Column("mm_p", "mm projected", f"{_SHARE} of first-choice moves the model projects", True),
+    Column("mm_a", "mm actual", f"{_SHARE} of turns whose engine's first move was played", True),
+    Column("ad_p", "ad projected", "scaled average error the model projects (pawns)", True),
+    Column("ad_a", "ad actual", "actual scaled average error (pawns)", True),
+    Column("q_fit", "Q fit", "10,000 × mean squared miss of the i-th move frequencies", True),
+    Column("ipr", "IPR", "IPR of the bucket's own turns under the finished calibration", True),
+    Column("ipr_lo", "95% low", "2.5% quantile of the bootstrap over games", True),
+    Column("ipr_hi", "95% high", "97.5% quantile of the bootstrap over games", True),
+    Column("status", "Status", "empty, or why the bucket is not fitted"),
+)
+
+
+def _method_download(lines: int) -> tuple[Column, ...]:
+    """The methods table: one row per method and bucket, M_i and f_i for every listed move."""
+    moves = [
+        Column(
+            f"{kind}_{i}", f"{kind}{i}", f"{text} the {_ordinal(i)} listed move ({_SHARE})", True
+        )
+        for kind, text in (
+            ("M", "projected frequency of playing"),
+            ("f", "actual frequency of playing"),
+        )
+        for i in range(1, lines + 1)
+    ]
+    return (
+        Column("method", "Method", "the fitting method"),
+        Column("milepost", "Elo", "the bucket's milepost", True),
+        Column("turns", "Turns", "counted turns of the bucket", True),
+        Column("s", "s", "sensitivity of the method's free fit", True),
+        Column("c", "c", "consistency of the method's free fit", True),
+        Column("mm_p", "mm projected", f"{_SHARE} of first-choice moves projected", True),
+        Column("mm_a", "mm actual", f"{_SHARE} of first-choice moves played", True),
+        Column("ad_p", "ad projected", "scaled average error projected (pawns)", True),
+        Column("ad_a", "ad actual", "actual scaled average error (pawns)", True),
+        Column("q_fit", "Q fit", "10,000 × mean squared miss of the i-th move frequencies", True),
+        Column("outside", "Outside", f"{_SHARE} of turns whose move was not a listed line", True),
+        *moves,
+        Column("status", "Status", "empty, or why the bucket is not fitted"),
+    )
+
+
+def _ordinal(i: int) -> str:
+    return f"{i}{'st' if i == 1 else 'nd' if i == 2 else 'rd' if i == 3 else 'th'}"
+
+
+def year_downloads_base(site: SiteData, player: str) -> str:
+    """Where a player's IPR-by-year table is downloaded (without .csv/.json)."""
+    return f"data/players/{site.player_slugs[player]}-ipr-years"
+
+
+def event_downloads_base(site: SiteData, key: str) -> str:
+    """Where an event's IPR-per-player table is downloaded (without .csv/.json)."""
+    return f"data/events/{site.event_slugs[key]}-ipr"
 
 
 @dataclass
@@ -506,6 +613,26 @@ def _calibration_charts(res: IntrinsicResult) -> dict[str, Any]:
     return out
 
 
+def _fit_fields(fit: Fit | None) -> dict[str, Any]:
+    """A free fit's numbers as the flat columns of the methods download."""
+    if fit is None:
+        return {}
+    out: dict[str, Any] = {
+        "s": fit.s,
+        "c": fit.c,
+        "mm_p": fit.mm_p,
+        "mm_a": fit.mm_a,
+        "ad_p": fit.ad_p,
+        "ad_a": fit.ad_a,
+        "q_fit": fit.q_fit,
+        "outside": fit.outside,
+    }
+    for i, (m, f) in enumerate(zip(fit.projected, fit.actual, strict=True), start=1):
+        out[f"M_{i}"] = m
+        out[f"f_{i}"] = f
+    return out
+
+
 def _fit_rows(res: IntrinsicResult) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     cal = res.calibration
@@ -522,6 +649,7 @@ def _fit_rows(res: IntrinsicResult) -> list[dict[str, Any]]:
                     "turns": b.turns,
                     "fit": fit,
                     "status": b.status,
+                    **_fit_fields(fit),
                     "moves": [
                         {"i": i + 1, "M": m, "f": f}
                         for i, (m, f) in enumerate(zip(fit.projected, fit.actual, strict=True))
@@ -573,15 +701,35 @@ def pages(site: SiteData) -> list[Page]:
         "cfg": cfg,
         **_calibration_charts(res),
     }
-    cal_csv = [{k: r.get(k) for k in CALIBRATION_COLUMNS} for r in bucket_rows]
-    return [
+    fits = ctx_cal["fits"]
+    width = max((len(r["moves"]) for r in fits), default=0)
+    list_dl, list_files = download_pages("data/intrinsic", listed, LIST_DOWNLOAD)
+    cal_dl, cal_files = download_pages("data/calibration", bucket_rows, CALIBRATION_DOWNLOAD)
+    methods_dl, methods_files = download_pages(
+        "data/calibration-methods", fits, _method_download(max(width, 1))
+    )
+    ctx_list["downloads"] = list_dl
+    ctx_cal["downloads"] = cal_dl
+    ctx_cal["methods_downloads"] = methods_dl
+    out = [
         Page("intrinsic.html", "intrinsic.html", ctx_list),
         Page("calibration.html", "calibration.html", ctx_cal),
-        Page("data/intrinsic.csv", "", {"bytes": csv_bytes(listed, LIST_COLUMNS)}),
-        Page("data/intrinsic.json", "", {"bytes": json_bytes(listed, LIST_COLUMNS)}),
-        Page("data/calibration.csv", "", {"bytes": csv_bytes(cal_csv, CALIBRATION_COLUMNS)}),
-        Page("data/calibration.json", "", {"bytes": json_bytes(cal_csv, CALIBRATION_COLUMNS)}),
+        *list_files,
+        *cal_files,
+        *methods_files,
     ]
+    # The small tables of player and event pages have their own downloads.
+    if not res.status and not res.years.empty:
+        for name, frame in res.years.groupby("player", sort=True):
+            if str(name) in site.player_slugs:
+                base = year_downloads_base(site, str(name))
+                out += download_pages(base, records(frame), YEAR_DOWNLOAD)[1]
+    if not res.status and not res.event_players.empty:
+        for key, frame in res.event_players.groupby("event", sort=True):
+            if str(key) in site.event_slugs:
+                rows = records(_sort_list(frame))
+                out += download_pages(event_downloads_base(site, str(key)), rows, EVENT_DOWNLOAD)[1]
+    return out
 
 
 def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -631,7 +779,13 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
             Section(
                 "Intrinsic performance rating",
                 "partials/intrinsic_player.html",
-                {"status": res.status, "summary": None, "years": [], "chart": None},
+                {
+                    "status": res.status,
+                    "summary": None,
+                    "years": [],
+                    "chart": None,
+                    "downloads": None,
+                },
             )
         ]
     rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
@@ -672,7 +826,13 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
         Section(
             "Intrinsic performance rating",
             "partials/intrinsic_player.html",
-            {"status": "", "summary": rows[0] if rows else None, "years": years, "chart": fig},
+            {
+                "status": "",
+                "summary": rows[0] if rows else None,
+                "years": years,
+                "chart": fig,
+                "downloads": downloads_of(year_downloads_base(site, player), YEAR_DOWNLOAD),
+            },
         )
     ]
 
@@ -690,7 +850,12 @@ def event_sections(site: SiteData, key: str) -> list[Section]:
         Section(
             "Intrinsic performance ratings",
             "partials/intrinsic_event.html",
-            {"event": ev[0], "players": rows, "cfg": site.settings.intrinsic},
+            {
+                "event": ev[0],
+                "players": rows,
+                "cfg": site.settings.intrinsic,
+                "downloads": downloads_of(event_downloads_base(site, key), EVENT_DOWNLOAD),
+            },
         )
     ]
 

@@ -11,9 +11,35 @@ import pandas as pd
 from site_builder.metrics import quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import Column, download_pages, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
+
+#: The columns of both lists' downloads, as the legend documents them.
+LIST_COLUMNS = (
+    Column("rank", "Rank", "place in the list, best index first", True),
+    Column("player", "Player", "name as in the games (after the alias table)"),
+    Column("index", "Index q", "mean quality q (0–100) of the player's games in the window", True),
+    Column("games", "Games", "analysed classical games in the window", True),
+    Column(
+        "match_rate",
+        "Engine match",
+        "share (0–1) of the counted moves equal to the engine's first choice; empty for an "
+        "import that names no best move",
+        True,
+    ),
+    Column(
+        "AD",
+        "AD (cp)",
+        "Guid & Bratko's average difference: mean uncapped error in centipawns of the moves "
+        "played in positions within the evaluation window",
+        True,
+    ),
+    Column("moves", "Moves", "counted moves of the window's games", True),
+    Column("mean_elo", "Mean Elo", "mean of the player's Elo tags in the same games", True),
+    Column("window_from", "Window from", "first month of the window (year-month)"),
+    Column("window_to", "Window to", "last month of the window (year-month)"),
+)
 
 
 @dataclass
@@ -134,18 +160,10 @@ def pages(site: SiteData) -> list[Page]:
         for r in records(res.current[res.current["status"] != ""])
     ]
     fig = _elo_chart(site, res)
-    columns = [
-        "rank",
-        "player",
-        "index",
-        "games",
-        "match_rate",
-        "AD",
-        "moves",
-        "mean_elo",
-        "window_from",
-        "window_to",
-    ]
+    current_dl, current_files = download_pages("data/quality-current", current, LIST_COLUMNS)
+    historical_dl, historical_files = download_pages(
+        "data/quality-historical", historical, LIST_COLUMNS
+    )
     ctx = {
         "title": "Play quality index",
         "current": current,
@@ -155,14 +173,10 @@ def pages(site: SiteData) -> list[Page]:
         "elo_chart": fig,
         "cfg": cfg,
         "as_of": str(site.as_of),
+        "current_downloads": current_dl,
+        "historical_downloads": historical_dl,
     }
-    return [
-        Page("index.html", "index.html", ctx),
-        Page("data/quality-current.csv", "", {"bytes": csv_bytes(current, columns)}),
-        Page("data/quality-current.json", "", {"bytes": json_bytes(current, columns)}),
-        Page("data/quality-historical.csv", "", {"bytes": csv_bytes(historical, columns)}),
-        Page("data/quality-historical.json", "", {"bytes": json_bytes(historical, columns)}),
-    ]
+    return [Page("index.html", "index.html", ctx), *current_files, *historical_files]
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:

@@ -1,4 +1,9 @@
-"""DataFrames to template rows and CSV downloads (pure)."""
+"""DataFrames to template rows and CSV/JSON downloads (pure).
+
+Every list of the site has a CSV and a JSON file beside it, and a legend of their columns:
+:class:`Column` documents one column, :func:`download_pages` makes both files from the same
+columns, so the documented keys are the header of the CSV and the keys of the JSON objects.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,51 @@ import csv
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+
+from site_builder.render.writer import Page
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a downloadable list: key in CSV/JSON, header, legend line."""
+
+    key: str
+    label: str
+    legend: str
+    numeric: bool = False
+
+
+@dataclass(frozen=True)
+class Downloads:
+    """The CSV and JSON files of one table, and its documented columns (macros.downloads_for)."""
+
+    csv: str
+    json: str
+    columns: tuple[Column, ...]
+
+    @property
+    def keys(self) -> list[str]:
+        return [c.key for c in self.columns]
+
+
+def downloads_of(base: str, columns: Sequence[Column]) -> Downloads:
+    """The paths and columns of the downloads ``base.csv`` and ``base.json``."""
+    return Downloads(f"{base}.csv", f"{base}.json", tuple(columns))
+
+
+def download_pages(
+    base: str, rows: Sequence[dict[str, Any]], columns: Sequence[Column]
+) -> tuple[Downloads, list[Page]]:
+    """``base.csv`` and ``base.json`` of ``rows`` with the documented ``columns``."""
+    d = downloads_of(base, columns)
+    return d, [
+        Page(d.csv, "", {"bytes": csv_bytes(rows, d.keys)}),
+        Page(d.json, "", {"bytes": json_bytes(rows, d.keys)}),
+    ]
 
 
 def _plain(value: Any) -> Any:
