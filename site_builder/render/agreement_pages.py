@@ -2,7 +2,10 @@
 computes, with Spearman correlations between the rankings and a chart per method against Elo.
 
 Reads the results of the quality, intrinsic and Bayesian families and, when present, the
-improved Elo of the results family; any of them may be missing or n/a.
+improved Elo of the results family; any of them may be missing or n/a. The FIDE Elo column has
+one source for every player, whichever methods rate them: the mean Elo tag of the player's
+analysed classical games in the window of the all-time quality list (``[quality]
+window_months`` up to their own latest analysed classical game).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from site_builder.metrics import agreement
 from site_builder.metrics.agreement import Correlation
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import Column, Downloads, download_pages, records
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, SiteData
 
@@ -26,23 +29,63 @@ METHODS: dict[str, tuple[str, str]] = {
     "improved": ("Improved Elo", "Elo"),
     "fide": ("FIDE Elo", "Elo"),
 }
-COLUMNS = [
-    "player",
-    "quality",
-    "quality_rank",
-    "ipr",
-    "ipr_lo",
-    "ipr_hi",
-    "ipr_rank",
-    "skill",
-    "skill_lo",
-    "skill_hi",
-    "skill_rank",
-    "improved",
-    "improved_rank",
-    "fide",
-    "fide_rank",
-]
+
+
+def fide_source(window_months: int) -> str:
+    """What the FIDE Elo column is, for the legend and the methodology."""
+    return (
+        "mean of the player's Elo tags in their analysed classical games of the "
+        f"{window_months} months up to their own latest analysed classical game (the window "
+        "of the all-time quality list); the same source for every player"
+    )
+
+
+def download_columns(window_months: int) -> tuple[Column, ...]:
+    """The documented columns of ``data/agreement.csv`` and ``.json``."""
+    rank = "rank by {}: 1 = highest; ties share the better rank; empty when not rated"
+    return (
+        Column("player", "Player", "name as in the games (after the alias table)"),
+        Column(
+            "quality",
+            "Quality q",
+            "all-time play quality index (0–100): the quality list's value over the player's "
+            f"{window_months} months up to their latest game",
+            True,
+        ),
+        Column("quality_rank", "rank", rank.format("quality index"), True),
+        Column("ipr", "IPR", "intrinsic performance rating (Elo) of the IPR list", True),
+        Column("ipr_lo", "IPR low", "2.5% end of the IPR's bootstrap 95% interval", True),
+        Column("ipr_hi", "IPR high", "97.5% end of the IPR's bootstrap 95% interval", True),
+        Column("ipr_rank", "rank", rank.format("IPR"), True),
+        Column("skill", "c̄", "Bayesian skill: posterior mean of c on the skill list", True),
+        Column("skill_lo", "c̄ low", "2.5% end of the 95% credible region of c", True),
+        Column("skill_hi", "c̄ high", "97.5% end of the 95% credible region of c", True),
+        Column("skill_rank", "rank", rank.format("c̄"), True),
+        Column(
+            "improved",
+            "Improved Elo",
+            "the results statistics' improved Elo (classical) at the as-of date",
+            True,
+        ),
+        Column("improved_rank", "rank", rank.format("improved Elo"), True),
+        Column("fide", "FIDE Elo", fide_source(window_months), True),
+        Column("fide_rank", "rank", rank.format("FIDE Elo"), True),
+    )
+
+
+CORRELATION_COLUMNS = (
+    Column("a", "Method", "the first method of the pair"),
+    Column("b", "Method", "the second method of the pair"),
+    Column("n", "Players", "players rated by both methods", True),
+    Column(
+        "rho",
+        "ρ",
+        "Spearman's rank correlation between the two methods over those players (empty below "
+        "three players or when one method gives them all the same value)",
+        True,
+    ),
+    Column("p", "p", "two-sided p-value of ρ = 0", True),
+)
 
 
 @dataclass
@@ -64,11 +107,20 @@ def _num(v: Any) -> float | None:
 Intervals = dict[tuple[str, str], tuple[Any, Any]]
 
 
+def fide_elo(site: SiteData) -> dict[str, float]:
+    """Every player's FIDE Elo for the comparison (see :func:`fide_source`)."""
+    moves = site.moves
+    if moves is None or moves.empty:
+        return {}
+    cols = ["game_id", "player", "months", "player_elo"]
+    games = moves.loc[moves["time_class"] == "classical", cols].drop_duplicates(cols[:2])
+    return agreement.window_mean_elo(games, site.settings.quality.window_months)
+
+
 def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, dict[str, str]]:
     values: dict[str, dict[str, float]] = {m: {} for m in METHODS}
     extra: Intervals = {}
     missing: dict[str, str] = {}
-    fide_sum: dict[str, float] = {}
     q = site.results.get("quality")
     frame = getattr(q, "historical", None)
     if frame is not None and len(frame):
@@ -76,9 +128,6 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
             v = _num(r.get("index"))
             if v is not None:
                 values["quality"][r["player"]] = v
-            e = _num(r.get("mean_elo"))
-            if e is not None:
-                fide_sum.setdefault(r["player"], e)
     else:
         missing["quality"] = "the quality family produced no list"
     ipr = site.results.get("intrinsic")
@@ -89,9 +138,6 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
             if v is not None:
                 values["ipr"][r["player"]] = v
                 extra[("ipr", r["player"])] = (r["ipr_lo"], r["ipr_hi"])
-            e = _num(r.get("mean_elo"))
-            if e is not None:
-                fide_sum[r["player"]] = e
     if not values["ipr"]:
         status = getattr(ipr, "status", "") or ""
         cal = getattr(ipr, "calibration", None)
@@ -117,9 +163,7 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
         pass
     if not values["improved"]:
         missing["improved"] = "the results statistics (improved Elo) are not part of this build"
-    values["fide"] = dict(fide_sum)
-    if not values["fide"]:
-        missing["fide"] = "no listed player has Elo tags in the games rated"
+    values["fide"] = fide_elo(site)
     return values, extra, missing
 
 
@@ -129,6 +173,8 @@ def compute(site: SiteData) -> AgreementResult:
     players = sorted(set(values["quality"]) | set(values["ipr"]) | set(values["skill"]))
     for m in ("improved", "fide"):
         values[m] = {p: v for p, v in values[m].items() if p in set(players)}
+    if not values["fide"]:
+        missing["fide"] = "no rated player has an Elo tag in the games of their window"
     rank = {m: agreement.ranks(values[m]) for m in METHODS}
     rows = []
     for p in players:
@@ -181,11 +227,11 @@ def _charts(res: AgreementResult) -> list[tuple[str, str, dict[str, Any]]]:
         fig = charts.figure(
             [trace],
             charts.layout(
-                f"{title} against FIDE Elo{rho}", "mean FIDE Elo in the games rated", unit
+                f"{title} against FIDE Elo{rho}", "FIDE Elo (mean Elo tag in the window)", unit
             ),
         )
         alt = (
-            f"Scatter of each player's {title} against their mean FIDE Elo"
+            f"Scatter of each player's {title} against their FIDE Elo (mean Elo tag)"
             + (" with 95% intervals as error bars" if m in ("ipr", "skill") else "")
             + (
                 f"; Spearman's rank correlation {corr.rho:.2f} over {corr.n} players."
@@ -223,14 +269,14 @@ def pages(site: SiteData) -> list[Page]:
         "grid": grid,
         "charts": _charts(res),
     }
-    ccols = ["a", "b", "n", "rho", "p"]
-    return [
-        Page("agreement.html", "agreement.html", ctx),
-        Page("data/agreement.csv", "", {"bytes": csv_bytes(res.rows, COLUMNS)}),
-        Page("data/agreement.json", "", {"bytes": json_bytes(res.rows, COLUMNS)}),
-        Page("data/agreement-correlations.csv", "", {"bytes": csv_bytes(corr_rows, ccols)}),
-        Page("data/agreement-correlations.json", "", {"bytes": json_bytes(corr_rows, ccols)}),
-    ]
+    window = site.settings.quality.window_months
+    players_dl, player_files = download_pages("data/agreement", res.rows, download_columns(window))
+    corr_dl, corr_files = download_pages(
+        "data/agreement-correlations", corr_rows, CORRELATION_COLUMNS
+    )
+    downloads: dict[str, Downloads] = {"players": players_dl, "correlations": corr_dl}
+    ctx["downloads"] = downloads
+    return [Page("agreement.html", "agreement.html", ctx), *player_files, *corr_files]
 
 
 FAMILY = Family(
