@@ -1,7 +1,8 @@
 """Hostile names are harmless: a site built from tests/data/hostile (players, events, sites,
-rounds, annotator and site title full of HTML, script tags, quotes, an entity, a path and
-Greek letters) shows every name literally, in titles, tables, chart labels and embedded JSON,
-and runs no script of theirs: no dialog, no ``window.__pwned``, no request for ``x``."""
+rounds, annotator and site title full of HTML, script tags, quotes, an entity, a path, Greek
+letters and the tags Plotly itself reads: <br>, <sub>, <sup>) shows every name literally, in
+titles, tables, chart labels and embedded JSON, and runs no script of theirs: no dialog, no
+``window.__pwned``, no request for ``x``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ from tests.linkcheck import Element, check_site, parse_dom
 
 pytestmark = [requires_engine]
 
+#: A name with the markup Plotly renders in its labels: a chart must not break the line or
+#: lower the "2", but show the tags as written.
+PLOTLY_MARKUP = "Anna<br>Line <sub>2</sub> <sup>x</sup>"
 PLAYERS = [
     "<script>alert(1)</script>",
     'Robert "Bobby" O\'Brien',
@@ -26,6 +30,7 @@ PLAYERS = [
     "Δημήτρης Παπαδόπουλος",
     '<img src=x onerror="window.__pwned=1">',
     "../../etc/passwd & Tom &amp; Jerry",
+    PLOTLY_MARKUP,
 ]
 EVENTS = ['<b>Evil</b> & "Co" 2024', "Κύπελλο </script><script>window.__pwned=2</script> 2024"]
 SITE_TITLE = "Site <script>window.__pwned=4</script> \"quoted\" & 'single' Ωmega"
@@ -144,6 +149,27 @@ def test_no_script_runs_and_names_show_in_the_browser(site_dir: Path, chromium: 
         seen_in_charts |= {n for n in PLAYERS if n in svg}
     # Chart labels (legends, axes, titles) show the names as written, tags and all.
     assert seen_in_charts == set(PLAYERS)
+    # Plotly's own markup in a name is text too: no line break (a second <tspan class="line">)
+    # and no sub/superscript (a baseline shift) in the chart titles of that player's page.
+    page = next(p for p in sorted((site_dir / "players").glob("*.html")) if "anna" in p.name)
+    tab.visit(page.as_uri())
+    wait_for_charts(tab.page)
+    titles = tab.page.evaluate(
+        "Array.from(document.querySelectorAll('.gtitle')).map(t => ({text: t.textContent,"
+        " lines: t.querySelectorAll('tspan.line').length,"
+        " shifted: t.querySelectorAll('tspan[baseline-shift], tspan[dy]').length}))"
+    )
+    mine = [t for t in titles if PLOTLY_MARKUP in t["text"]]
+    assert mine, titles
+    assert all(t["lines"] == 0 and t["shifted"] == 0 for t in mine), mine
+    # The site's own markup still works: a hover template keeps its line break.
+    tab.visit((site_dir / "champions.html").as_uri())
+    wait_for_charts(tab.page)
+    templates = tab.page.evaluate(
+        "Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap("
+        "d => d.data.map(t => t.hovertemplate || ''))"
+    )
+    assert any(t.startswith("%{fullData.name}<br>") for t in templates), templates
     # The search box lists them literally too.
     tab.visit((site_dir / "index.html").as_uri())
     tab.page.fill("#site-search", "script")

@@ -13,30 +13,44 @@
 
   /* ---- charts -------------------------------------------------------------------------- */
 
-  /* Plotly reads a little HTML in every label (<b>, <a href>, <img> is dropped ...). Names from
-     the games must show literally, so every string is escaped except the few tags the figures
-     use on purpose (line breaks, sub/superscripts, the hover box's <extra>). */
+  /* Plotly reads a little HTML in every string of a figure (<b>, <a href>, <br>, <sub> ...).
+     Strings from the games (trace names, point texts, category axis labels, titles with a
+     player's name) must show literally, so every string is escaped in full. Markup survives
+     only in the templates the site writes (hovertemplate, texttemplate): line breaks,
+     sub/superscripts and the hover box's <extra>. A template that begins with its trace's name
+     (the page builder put the name in) has that name escaped in full as well. */
   var KEEP = /^<\/?(br|sub|sup|extra)\s*\/?>$/i;
-  function plotlyText(s) {
+  var TEMPLATES = { hovertemplate: true, texttemplate: true };
+  function escapeText(s) {
+    return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  }
+  function escapeTemplate(s) {
     return s.replace(/&/g, "&amp;").replace(/<[^<>]*>|[<>]/g, function (m) {
       return KEEP.test(m) ? m : m.replace(/</g, "&lt;").replace(/>/g, "&gt;");
     });
   }
-  function escapeFigure(v) {
-    if (typeof v === "string") return plotlyText(v);
-    if (Array.isArray(v)) return v.map(escapeFigure);
+  function escapeString(s, key, name) {
+    if (!Object.prototype.hasOwnProperty.call(TEMPLATES, key)) return escapeText(s);
+    if (name && s.indexOf(name) === 0) return escapeText(name) + escapeTemplate(s.slice(name.length));
+    return escapeTemplate(s);
+  }
+  function escapeFigure(v, key, name) {
+    if (typeof v === "string") return escapeString(v, key, name);
+    if (Array.isArray(v)) return v.map(function (x) { return escapeFigure(x, key, name); });
     if (v && typeof v === "object") {
+      var own = typeof v.name === "string" ? v.name : name;
       var out = {};
-      Object.keys(v).forEach(function (k) { out[k] = escapeFigure(v[k]); });
+      Object.keys(v).forEach(function (k) { out[k] = escapeFigure(v[k], k, own); });
       return out;
     }
     return v;
   }
 
+  /* A title as plain text, for the caption of the chart's data table (set with textContent):
+     the site writes no markup into titles, so a name in one stays as written. */
   function plainTitle(t) {
     var text = t && typeof t === "object" ? t.text : t;
-    if (typeof text !== "string") return "";
-    return text.replace(/<br\s*\/?>/gi, " · ").replace(/<\/?(sub|sup)>/gi, "");
+    return typeof text === "string" ? text : "";
   }
 
   function cellText(v) {
