@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,25 @@ class BuildCache:
             self.set(key, result)
             return result
 
+        def prefetch(files: list[tuple[Path, str]], workers: int) -> None:
+            """Parse the files not yet cached in ``workers`` processes (largest first)."""
+            todo = []
+            for path, source in files:
+                sha = self.file_hash(path)
+                if f"file|{source}|{sha}|{context}" not in self:
+                    todo.append((path.stat().st_size, path, source, sha))
+            if len(todo) < 2 or workers < 2:
+                return
+            todo.sort(key=lambda t: (-t[0], t[2]))
+            with ProcessPoolExecutor(min(workers, len(todo))) as pool:
+                futures = {
+                    pool.submit(read_file, path, source, aliases, tc_rules): (source, sha)
+                    for _, path, source, sha in todo
+                }
+                for future, (source, sha) in futures.items():
+                    self.set(f"file|{source}|{sha}|{context}", future.result())
+
+        read.prefetch = prefetch  # type: ignore[attr-defined]
         return read
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -315,6 +316,9 @@ def read_collection(
     base = relative_to or games_dir
     first_seen: dict[str, GameRecord] = {}
     paths = sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
+    prefetch = getattr(reader, "prefetch", None)
+    if prefetch is not None:  # a cached reader parses the new files in parallel first
+        prefetch([(p, p.relative_to(base).as_posix()) for p in paths], os.cpu_count() or 1)
     for path in paths:
         source = path.relative_to(base).as_posix()
         games, problems = reader(path, source, aliases, tc_rules)

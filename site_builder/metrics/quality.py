@@ -122,37 +122,45 @@ def player_index(
     """
     rows = []
     scored = games[games["moves"] > 0]
+
+    def column(g: pd.DataFrame, name: str) -> np.ndarray:
+        return pd.to_numeric(g[name], errors="coerce").to_numpy(dtype=float)
+
     for name, g in scored.groupby("player", sort=True):
         player = str(name)
-        dated = g[g["months"].notna()]
-        end = as_of_months if as_of_months is not None else dated["months"].max()
-        if dated.empty or end is None or math.isnan(end):
+        months = column(g, "months")
+        dated = ~np.isnan(months)
+        end = as_of_months if as_of_months is not None else np.nanmax(months, initial=np.nan)
+        if not dated.any() or end is None or math.isnan(end):
             rows.append(_na_row(player, len(g), "n/a: no dated games"))
             continue
         start = end - cfg.window_months
-        win = dated[(dated["months"] > start) & (dated["months"] <= end)]
+        win = dated & (months > start) & (months <= end)
+        n = int(win.sum())
         status = ""
-        if len(win) < cfg.min_games:
+        if n < cfg.min_games:
             status = (
-                f"n/a: {len(win)} analysed game(s) in the {cfg.window_months} months to "
+                f"n/a: {n} analysed game(s) in the {cfg.window_months} months to "
                 f"{_month_text(end)}; the list needs {cfg.min_games}"
             )
-        elo = win["player_elo"].dropna()
+        moves = column(g, "moves")[win]
+        ad_moves = column(g, "ad_moves")[win]
+        elo = column(g, "player_elo")[win]
+        elo = elo[~np.isnan(elo)]
+        years = column(g, "year")[dated]
         rows.append(
             {
                 "player": player,
-                "games": len(win),
-                "index": float(win["q"].mean()) if len(win) else np.nan,
-                "match_rate": float(win["matches"].sum() / win["moves"].sum())
-                if len(win)
+                "games": n,
+                "index": float(column(g, "q")[win].mean()) if n else np.nan,
+                "match_rate": float(column(g, "matches")[win].sum() / moves.sum()) if n else np.nan,
+                "AD": float(column(g, "ad_sum")[win].sum() / ad_moves.sum())
+                if n and ad_moves.sum() > 0
                 else np.nan,
-                "AD": float(win["ad_sum"].sum() / win["ad_moves"].sum())
-                if len(win) and win["ad_moves"].sum() > 0
-                else np.nan,
-                "moves": int(win["moves"].sum()),
-                "mean_elo": float(elo.astype(float).mean()) if len(elo) else np.nan,
-                "first_year": int(dated["year"].min()),
-                "last_year": int(dated["year"].max()),
+                "moves": int(moves.sum()),
+                "mean_elo": float(elo.mean()) if len(elo) else np.nan,
+                "first_year": int(years.min()),
+                "last_year": int(years.max()),
                 "window_from": _month_text(start + 1),
                 "window_to": _month_text(end),
                 "status": status,

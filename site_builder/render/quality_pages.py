@@ -62,12 +62,10 @@ class QualityResult:
         return self._by_game
 
 
-def _player(moves: pd.DataFrame, site: SiteData) -> tuple[pd.DataFrame, ...]:
-    """One player's game rows, current-list row and all-time row."""
+def _player(games: pd.DataFrame, site: SiteData) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One player's current-list row and all-time row, from their game rows."""
     cfg = site.settings.quality
-    games = quality.game_quality(moves, cfg)
     return (
-        games,
         quality.player_index(games, cfg, site.as_of_months),
         quality.player_index(games, cfg, None),
     )
@@ -78,21 +76,21 @@ def compute(site: SiteData) -> QualityResult:
     moves = site.moves
     if not moves.empty:
         moves = moves[moves["time_class"] == "classical"]
-    # Per player, so that a rebuild recomputes only the players whose games changed.
+    # The per-game table in one vectorised pass; the player indexes per player, so that a
+    # rebuild recomputes only the players whose games changed.
+    games = quality.game_quality(moves, cfg)
     key = site.settings.digest("quality")
     parts = [
-        site.per_player("quality", str(name), key, functools.partial(_player, m, site))
-        for name, m in (moves.groupby("player", sort=True) if not moves.empty else [])
+        site.per_player("quality", str(name), key, functools.partial(_player, g, site))
+        for name, g in (games.groupby("player", sort=True) if not games.empty else [])
     ]
-    games, current, historical = (
-        (pd.concat([p[i] for p in parts], ignore_index=True) if parts else empty)
-        for i, empty in enumerate(
-            [
-                quality.game_quality(moves.iloc[:0], cfg),
-                pd.DataFrame(columns=quality.PLAYER_COLUMNS),
-                pd.DataFrame(columns=quality.PLAYER_COLUMNS),
-            ]
+    current, historical = (
+        (
+            pd.concat([p[i] for p in parts], ignore_index=True)
+            if parts
+            else pd.DataFrame(columns=quality.PLAYER_COLUMNS)
         )
+        for i in range(2)
     )
     games = games.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)
     current = quality.sort_index(current)
