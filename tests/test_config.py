@@ -43,3 +43,28 @@ def test_digest_changes_with_the_section() -> None:
     assert a.digest("analysis") == b.digest("analysis")
     assert a.digest("quality") != b.digest("quality")
     assert isinstance(Settings().digest(), str)
+
+
+def test_missing_engine_says_how_to_install_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from site_builder.cli import main
+    from tests.conftest import DATA, make_content
+
+    content = make_content(tmp_path, {"g.pgn": DATA / "small-site/games/WorldChamp1886.pgn"})
+    code = main(
+        [
+            "build",
+            "--content",
+            str(content),
+            "--output",
+            str(tmp_path / "out"),
+            "--engine",
+            str(tmp_path / "no-such-engine"),
+            "--no-progress",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code != 0 and "no chess engine at" in err
+    assert "sudo apt-get install stockfish" in err and "--engine PATH" in err
+    assert not (tmp_path / "out").exists()
