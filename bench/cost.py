@@ -12,7 +12,9 @@ from site_builder.analysis.positions import analysed_plies, game_plies
 from site_builder.build import identify_engine
 
 PROFILES = [(10, 1, 150), (10, 10, 60), (14, 1, 60), (14, 10, 15), (18, 1, 10)]
-EFFICIENCY = 0.95  # measured 2-engine scaling is close to linear (see scaling)
+#: Throughput per engine when every core runs one, against one engine alone: measured 0.80
+#: on the 2-vCPU benchmark machine (bench scaling: 1.61x for 2 engines); assumed for clusters.
+EFFICIENCY = 0.80
 
 
 def positions_per_game() -> tuple[float, float]:

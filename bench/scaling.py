@@ -15,7 +15,7 @@ from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec
 from site_builder.build import identify_engine
 
-DEPTH, MULTIPV, N = 10, 10, 200
+DEPTH, MULTIPV, N = 10, 10, 600  # 24 chunks of 25: the last chunk's tail is small
 
 
 def _tasks() -> list[list[PositionTask]]:

@@ -160,6 +160,7 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     quiet = {"progress": False, "echo": lambda s: None}
     build(content, out, settings, cache_dir=cache, **quiet)
     before = _stamps(out)
+    first_tree = _tree(out)
 
     new = DATA / "new-tournament/20140827-20140906-sinquefield-cup-2nd.pgn"
     shutil.copyfile(new, content / "games" / new.name)
@@ -206,3 +207,12 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     assert fresh.analysed == 0
     assert fresh.elo_resumed["classical"] == (0, total)
     assert _tree(out) == _tree(scratch)
+
+    # Removing the tournament again: its games and the pages of its players who have no other
+    # game go, and the site is the first build's again, byte for byte.
+    (content / "games" / new.name).unlink()
+    removed = build(content, out, settings, cache_dir=cache, **quiet)
+    assert removed.analysed == 0 and removed.written is not None
+    gone = {p for p in removed.written.removed if p.startswith("players/")}
+    assert gone and all(not (out / p).exists() for p in gone)
+    assert _tree(out) == first_tree

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,9 +44,19 @@ class EnginePlugin(WorkerPlugin):
         self.engine = EngineHolder(self.engine_path, self.spec)
 
     def teardown(self, worker: Any) -> None:
-        if self.loop is not None and self.engine is not None:
-            self.loop.run_until_complete(self.engine.quit())
-            self.loop.close()
+        loop, engine = self.loop, self.engine
+        if loop is None or engine is None:
+            return
+
+        def close() -> None:
+            loop.run_until_complete(engine.quit())
+            loop.close()
+
+        # Dask calls this from the worker's running event loop, where another loop cannot
+        # run: quit the engine from a thread of its own.
+        closer = threading.Thread(target=close, name="site-builder-engine-quit", daemon=True)
+        closer.start()
+        closer.join(timeout=30)
 
     def analyse(
         self, chunk: Sequence[PositionTask], deadline: float, max_tries: int
