@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     # `kill` stops a build like Ctrl-C: finished chunks stay cached, engines are shut down.
     signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C too, even when started in the background by a shell that ignores SIGINT.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _dispatch(args)
     except SiteBuilderError as exc:
