@@ -608,20 +608,15 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     if rated:
         fig = charts.figure(
             [
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "c̄ (95% credible region)",
-                    "x": [y["year"] for y in rated],
-                    "y": [y["c"] for y in rated],
-                    "error_y": {
-                        "type": "data",
-                        "symmetric": False,
-                        "array": [y["c_hi"] - y["c"] for y in rated],
-                        "arrayminus": [y["c"] - y["c_lo"] for y in rated],
-                    },
-                    "line": {"color": charts.COLORS["green"]},
-                }
+                charts.interval_trace(
+                    rated,
+                    "year",
+                    "c",
+                    "c_lo",
+                    "c_hi",
+                    "c̄ (95% credible region)",
+                    charts.COLORS["green"],
+                )
             ],
             charts.layout(f"{player}: apparent skill c̄ by year", "year", "c̄ (no unit)"),
         )

@@ -61,3 +61,23 @@ def to_script_json(fig: dict[str, Any]) -> str:
         .replace("\u2028", "\\u2028")
         .replace("\u2029", "\\u2029")
     )
+
+
+def interval_trace(
+    rows: list[dict[str, Any]], x: str, y: str, lo: str, hi: str, name: str, color: str
+) -> dict[str, Any]:
+    """Lines and markers of ``y`` against ``x``, with error bars from ``lo`` to ``hi``."""
+    return {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": name,
+        "x": [r[x] for r in rows],
+        "y": [r[y] for r in rows],
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": [r[hi] - r[y] for r in rows],
+            "arrayminus": [r[y] - r[lo] for r in rows],
+        },
+        "line": {"color": color},
+    }

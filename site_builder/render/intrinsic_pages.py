@@ -797,20 +797,15 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     if rated:
         fig = charts.figure(
             [
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "IPR (95% interval)",
-                    "x": [y["year"] for y in rated],
-                    "y": [y["ipr"] for y in rated],
-                    "error_y": {
-                        "type": "data",
-                        "symmetric": False,
-                        "array": [y["ipr_hi"] - y["ipr"] for y in rated],
-                        "arrayminus": [y["ipr"] - y["ipr_lo"] for y in rated],
-                    },
-                    "line": {"color": charts.COLORS["blue"]},
-                },
+                charts.interval_trace(
+                    rated,
+                    "year",
+                    "ipr",
+                    "ipr_lo",
+                    "ipr_hi",
+                    "IPR (95% interval)",
+                    charts.COLORS["blue"],
+                ),
                 {
                     "type": "scatter",
                     "mode": "markers",
