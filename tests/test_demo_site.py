@@ -75,3 +75,20 @@ def test_the_calibration_spans_the_elo_range(demo: tuple[Path, BuildStats]) -> N
     assert len(ipr) >= 4
     assert ipr[-1] - ipr[0] > 300  # rises with the bucket's Elo
     assert len(_json(out, "intrinsic.json")) >= 10  # players with an IPR and its interval
+
+
+def test_large_events_have_a_crosstable_by_round(demo: tuple[Path, BuildStats]) -> None:
+    """More than 20 players (the World Rapid 2024): the crosstable round by round, FIDE style
+    ("12w1"), with its CSV and JSON."""
+    import re
+
+    out, _ = demo
+    page = next((out / "events").glob("*world-rapid*2024*.html"))
+    html = page.read_text(encoding="utf-8")
+    assert 'id="rounds-table"' in html
+    body = html.split('id="rounds-table"', 1)[1].split("</table>", 1)[0]
+    cells = re.findall(r"<td>(\d+[wb](?:1|½|0)(?: \d+[wb](?:1|½|0))*)</td>", body)
+    assert len(cells) > 100, len(cells)
+    slug = page.stem
+    rows = _json(out, f"events/{slug}-rounds.json")
+    assert len(rows) > 20 and "round_1" in rows[0]

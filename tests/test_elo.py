@@ -208,7 +208,9 @@ def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ig
     resumed = elo.sequential_run(full, *rules, previous=previous)
     scratch = elo.sequential_run(full, *rules)
     assert resumed.rows == scratch.rows
-    first_new = next((i for i, (a, b) in enumerate(zip(earlier, full)) if a != b), len(earlier))
+    first_new = next(
+        (i for i, (a, b) in enumerate(zip(earlier, full, strict=False)) if a != b), len(earlier)
+    )
     assert resumed.resumed_at <= first_new
     if first_new == len(full):
         assert resumed.resumed_at == max(i for i, _ in scratch.checkpoints)

@@ -396,6 +396,38 @@ def test_tournament_page_has_crosstable_performance_and_best_games(
     assert len(best.iter("tbody")[0].iter("tr")) == 5
 
 
+def test_round_table_by_hand() -> None:
+    from site_builder.metrics.events import round_table
+    from site_builder.model import GameRecord, PgnDate
+
+    def game(white: str, black: str, result: str, rnd: str) -> GameRecord:
+        return GameRecord(
+            f"{white}{black}{rnd}",
+            "t.pgn",
+            1,
+            white,
+            black,
+            result,
+            PgnDate(2024, 1, 1),
+            "Open",
+            "?",
+            rnd,
+            None,
+            None,
+            None,
+            (),
+        )
+
+    games = [
+        game("A", "B", "1-0", "1.1"),
+        game("C", "A", "1/2-1/2", "2.1"),
+        game("B", "C", "0-1", "?"),
+    ]
+    rounds, table = round_table(games, ["A", "C", "B"])
+    assert rounds == ["1", "2", "?"]
+    assert table == [["3w1", "2b½", ""], ["", "1w½", "3b1"], ["1b0", "", "2w0"]]
+
+
 def test_menus_are_grouped_and_pick_up_any_family() -> None:
     from site_builder.render.nav import grouped_nav, with_grouped_nav
     from site_builder.sitedata import Family, NavItem

@@ -204,6 +204,7 @@ def shares_from_bins(index: MoveIndex, bins: np.ndarray) -> GameShares:
 
     A game where a side has no counted move is left out.
     """
+    bins = np.asarray(bins).astype(np.int64)  # an empty column may come as float
     keep = (bins >= 0) & (index.rows >= 0)
     counts = np.zeros((len(index.ids), 2, N_BINS))
     np.add.at(counts, (index.rows[keep], index.side[keep], bins[keep]), 1.0)

@@ -181,3 +181,31 @@ def crosstable(games: Sequence[GameRecord], order: Sequence[str]) -> list[list[s
         cells[(g.white, g.black)].append(sym[score])
         cells[(g.black, g.white)].append(sym[1.0 - score])
     return [["" if a == b else " ".join(cells.get((a, b), [])) for b in order] for a in order]
+
+
+def round_label(round_tag: str) -> str:
+    """The round of a game from its Round tag: "9.7" → "9" (board 7); "?" or "" → "?"."""
+    head = (round_tag or "").strip().split(".")[0]
+    return head if head.isdigit() else "?"
+
+
+def round_table(
+    games: Sequence[GameRecord], order: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
+    """The crosstable of a large (Swiss) event, round by round: the rounds (by number, "?"
+    last) and, per player in ``order``, per round, the opponent's rank, the colour and the
+    result, as in FIDE's tables ("12w1": beat number 12 with White; several games joined)."""
+    rank = {p: i + 1 for i, p in enumerate(order)}
+    sym = {1.0: "1", 0.5: "½", 0.0: "0"}
+    cells: dict[tuple[str, str], list[str]] = defaultdict(list)
+    found: set[str] = set()
+    for g in sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id)):
+        score = g.score_white
+        if score is None or g.white not in rank or g.black not in rank:
+            continue
+        r = round_label(g.round)
+        found.add(r)
+        cells[(g.white, r)].append(f"{rank[g.black]}w{sym[score]}")
+        cells[(g.black, r)].append(f"{rank[g.white]}b{sym[1.0 - score]}")
+    rounds = sorted(found, key=lambda r: (r == "?", int(r) if r.isdigit() else 0))
+    return rounds, [[" ".join(cells.get((p, r), [])) for r in rounds] for p in order]

@@ -492,6 +492,30 @@ def event_page(
             row[f"{c.key}_note"] = c.notes.get(s.player, "")
         rows.append(row)
     cross = events.crosstable(games, order) if len(order) <= _CROSSTABLE_MAX else None
+    # A large (Swiss) event: the crosstable round by round instead of player by player.
+    rounds, by_round = events.round_table(games, order) if cross is None else ([], [])
+    if not rounds:
+        by_round = []
+    round_rows = [
+        {
+            "rank": i + 1,
+            "player": p,
+            **dict(zip([f"round_{r}" for r in rounds], cells, strict=True)),
+        }
+        for i, (p, cells) in enumerate(zip(order[: len(by_round)], by_round, strict=True))
+    ]
+    round_cols = (
+        Column("rank", "Rank", "final rank in the standings", numeric=True),
+        Column("player", "Player", "player name"),
+        *(
+            Column(
+                f"round_{r}",
+                f"Round {r}",
+                f"round {r}: opponent's rank, colour (w/b) and result (1, ½, 0)",
+            )
+            for r in rounds
+        ),
+    )
     sections: list[Section] = []
     for fam in families:
         if fam.event_sections is not None:
@@ -507,6 +531,11 @@ def event_page(
     st_cols = (*STANDING_COLUMNS, *_perf_columns(perf), Column("page", "Page", "player page"))
     st_dl, st_files = download_pages(f"data/events/{slug}-standings", rows, st_cols)
     g_dl, g_files = download_pages(f"data/events/{slug}-games", game_rows, EVENT_GAME_COLUMNS)
+    r_dl, r_files = (
+        download_pages(f"data/events/{slug}-rounds", round_rows, round_cols)
+        if rounds
+        else (None, [])
+    )
     dates = [g.date for g in ordered]
     return [
         Page(
@@ -517,6 +546,9 @@ def event_page(
                 "standings": rows,
                 "perf": perf,
                 "crosstable": cross,
+                "rounds": rounds,
+                "round_rows": round_rows,
+                "rounds_downloads": r_dl,
                 "order": order,
                 "games": game_rows,
                 "best": best,
@@ -530,6 +562,7 @@ def event_page(
         ),
         *st_files,
         *g_files,
+        *r_files,
     ]
 
 
