@@ -28,6 +28,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from site_builder.config import BayesianSection
+from site_builder.metrics.moves import candidate_scores
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -85,19 +86,7 @@ def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candida
         & (moves["line_scores"].map(len) >= 1)
     )
     sel = moves[keep]
-    scores: list[list[float]] = []
-    played: list[int] = []
-    for line_scores, rank, e_played in zip(
-        sel["line_scores"], sel["played_rank"], sel["e_played"], strict=True
-    ):
-        row = [v / 100.0 for v in list(line_scores)[: cfg.lines]]
-        r = int(rank)
-        if 1 <= r <= len(row):
-            played.append(r - 1)
-        else:
-            played.append(len(row))
-            row.append(float(e_played) / 100.0)
-        scores.append(row)
+    scores, played = candidate_scores(sel, cfg.lines)
     cand = candidates_from_scores(scores, played, cfg.k_pawns)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
     return cand, meta

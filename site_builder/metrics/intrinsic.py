@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from site_builder.config import IntrinsicSection
+from site_builder.metrics.moves import candidate_scores
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -137,19 +138,7 @@ def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spread
     """Spreads of the selected turns (top ``lines`` lines; the played move appended when it is
     outside them) and their meta data (``TURN_COLUMNS``, one row per turn, same order)."""
     sel = select_turns(moves, cfg)
-    scores: list[list[float]] = []
-    played: list[int] = []
-    for line_scores, rank, e_played in zip(
-        sel["line_scores"], sel["played_rank"], sel["e_played"], strict=True
-    ):
-        row = [v / 100.0 for v in list(line_scores)[: cfg.lines]]
-        r = int(rank)
-        if 1 <= r <= len(row):
-            played.append(r - 1)
-        else:
-            played.append(len(row))
-            row.append(float(e_played) / 100.0)
-        scores.append(row)
+    scores, played = candidate_scores(sel, cfg.lines)
     spreads = spreads_from_scores(scores, played, cfg.tie_penalty_pawns)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
     meta["outside"] = [p >= cfg.lines for p in played]

@@ -118,3 +118,22 @@ def move_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     frame["opponent_elo"] = frame["opponent_elo"].astype("Int64")
     frame["year"] = frame["year"].astype("Int64")
     return frame.sort_values(["game_id", "ply"], kind="stable").reset_index(drop=True)
+
+
+def candidate_scores(turns: pd.DataFrame, lines: int) -> tuple[list[list[float]], list[int]]:
+    """Per turn, the scores in pawns of the top ``lines`` engine lines, with the played move's
+    score appended when it is outside them, and the played move's index in that list."""
+    scores: list[list[float]] = []
+    played: list[int] = []
+    for line_scores, rank, e_played in zip(
+        turns["line_scores"], turns["played_rank"], turns["e_played"], strict=True
+    ):
+        row = [v / 100.0 for v in list(line_scores)[:lines]]
+        r = int(rank)
+        if 1 <= r <= len(row):
+            played.append(r - 1)
+        else:
+            played.append(len(row))
+            row.append(float(e_played) / 100.0)
+        scores.append(row)
+    return scores, played

@@ -210,13 +210,7 @@ def _charts(res: AgreementResult) -> list[tuple[str, str, dict[str, Any]]]:
             "marker": {"color": colours[i % len(colours)], "size": 8},
         }
         if m in ("ipr", "skill"):
-            trace["error_y"] = {
-                "type": "data",
-                "symmetric": False,
-                "array": [r[f"{m}_hi"] - r[m] for r in pts],
-                "arrayminus": [r[m] - r[f"{m}_lo"] for r in pts],
-                "color": charts.COLORS["sky"],
-            }
+            trace["error_y"] = charts.error_bars(pts, m, f"{m}_lo", f"{m}_hi", charts.COLORS["sky"])
         corr = next(
             (c for c in res.correlations if {c.a, c.b} == {m, "fide"}),
             None,

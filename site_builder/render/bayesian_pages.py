@@ -453,12 +453,7 @@ def _group_chart(res: BayesianResult) -> dict[str, Any] | None:
             "name": "this site: c̄ (95% credible region)",
             "x": g["mean_elo"].tolist(),
             "y": g["c"].tolist(),
-            "error_y": {
-                "type": "data",
-                "symmetric": False,
-                "array": (g["c_hi"] - g["c"]).tolist(),
-                "arrayminus": (g["c"] - g["c_lo"]).tolist(),
-            },
+            "error_y": charts.error_bars(g.to_dict("records"), "c", "c_lo", "c_hi"),
             "marker": {"color": charts.COLORS["blue"], "size": 9},
         },
         {
@@ -564,13 +559,7 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 "x": [r["mean_elo"] for r in rated],
                 "y": [r["c"] for r in rated],
                 "text": [r["player"] for r in rated],
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [r["c_hi"] - r["c"] for r in rated],
-                    "arrayminus": [r["c"] - r["c_lo"] for r in rated],
-                    "color": charts.COLORS["sky"],
-                },
+                "error_y": charts.error_bars(rated, "c", "c_lo", "c_hi", charts.COLORS["sky"]),
                 "hovertemplate": "%{text}<br>Elo %{x:.0f}<br>c̄ %{y:.3f}<extra></extra>",
                 "marker": {"color": charts.COLORS["blue"], "size": 8},
             }

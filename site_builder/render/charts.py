@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 COLORS = {
@@ -73,11 +73,21 @@ def interval_trace(
         "name": name,
         "x": [r[x] for r in rows],
         "y": [r[y] for r in rows],
-        "error_y": {
-            "type": "data",
-            "symmetric": False,
-            "array": [r[hi] - r[y] for r in rows],
-            "arrayminus": [r[y] - r[lo] for r in rows],
-        },
+        "error_y": error_bars(rows, y, lo, hi),
         "line": {"color": color},
     }
+
+
+def error_bars(
+    rows: Sequence[Mapping[Any, Any]], y: str, lo: str, hi: str, color: str | None = None
+) -> dict[str, Any]:
+    """Plotly's asymmetric error bars from ``lo`` to ``hi`` around ``y``."""
+    bars: dict[str, Any] = {
+        "type": "data",
+        "symmetric": False,
+        "array": [r[hi] - r[y] for r in rows],
+        "arrayminus": [r[y] - r[lo] for r in rows],
+    }
+    if color is not None:
+        bars["color"] = color
+    return bars

@@ -587,12 +587,7 @@ def _calibration_charts(res: IntrinsicResult) -> dict[str, Any]:
                         "name": "IPR of the bucket's moves (95% interval)",
                         "x": [r["mean_elo"] for r in ipr_rows],
                         "y": [r["ipr"] for r in ipr_rows],
-                        "error_y": {
-                            "type": "data",
-                            "symmetric": False,
-                            "array": [r["ipr_hi"] - r["ipr"] for r in ipr_rows],
-                            "arrayminus": [r["ipr"] - r["ipr_lo"] for r in ipr_rows],
-                        },
+                        "error_y": charts.error_bars(ipr_rows, "ipr", "ipr_lo", "ipr_hi"),
                         "marker": {"color": charts.COLORS["blue"], "size": 9},
                     },
                     {
@@ -745,13 +740,9 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 "x": [r["mean_elo"] for r in rated],
                 "y": [r["ipr"] for r in rated],
                 "text": [r["player"] for r in rated],
-                "error_y": {
-                    "type": "data",
-                    "symmetric": False,
-                    "array": [r["ipr_hi"] - r["ipr"] for r in rated],
-                    "arrayminus": [r["ipr"] - r["ipr_lo"] for r in rated],
-                    "color": charts.COLORS["sky"],
-                },
+                "error_y": charts.error_bars(
+                    rated, "ipr", "ipr_lo", "ipr_hi", charts.COLORS["sky"]
+                ),
                 "hovertemplate": "%{text}<br>Elo %{x:.0f}<br>IPR %{y:.0f}<extra></extra>",
                 "marker": {"color": charts.COLORS["blue"], "size": 8},
             },
