@@ -68,6 +68,8 @@ class BuildStats:
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: time class → (first game re-rated, games) of each sequential rating run this build.
     elo_resumed: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: metric family (and kind of group) → groups computed and reused from the last build
+    group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -700,6 +702,10 @@ def build(
             name: digest([p["digest"], new["spec"], str(site.as_of), code])
             for name, p in new["players"].items()
         }
+        site.game_keys = {
+            g.game_id: digest([game_fingerprint(g), g.game_id in site.analysed, new["spec"], code])
+            for g in site.games
+        }
         stats.recomputed = compute_metrics(
             site,
             families,
@@ -708,6 +714,7 @@ def build(
             stats.family_seconds,
         )
         stats.recomputed_players = site.recomputed_players
+        stats.group_counts = site.group_counts
         stats.elo_resumed = site.facts.get("elo_resumed", {})
         clock.lap("metrics")
         result, digests = render_site(site, families, output_dir, old.get("pages"))

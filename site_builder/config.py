@@ -276,6 +276,10 @@ class IntrinsicSection:
     #: Both players within ± this of a milepost. The seed uses 20; the demo's calibration
     #: set was selected with 75 (content/games/calibration/SOURCE.txt).
     milepost_width: int = 75
+    #: Glob patterns (relative to the games folder) of the files whose rated games make the
+    #: Elo calibration: the intrinsic buckets and the Bayesian Elo groups. Empty: every rated
+    #: game (METHODS.md). A fixed set keeps the scale still when tournaments are added.
+    calibration_games: tuple[str, ...] = ()
     #: Turns a milepost bucket needs to be fitted.
     min_turns: int = 500
     #: Fitted buckets the Elo calibration needs.

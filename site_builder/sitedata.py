@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -46,7 +48,11 @@ class SiteData:
     #: Digest of the package's code (memo entries of an older code are not reused)
     code: str = ""
     player_keys: dict[str, str] = field(default_factory=dict)
+    #: game_id → digest of the game and its analysis (what its move rows depend on)
+    game_keys: dict[str, str] = field(default_factory=dict)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
+    #: family → how many groups (players, years, events, ...) it computed and reused
+    group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def per_player(
         self, family: str, player: str, settings_key: str, compute: Callable[[], T]
@@ -63,6 +69,78 @@ class SiteData:
         if self.memo is not None and player in self.player_keys:
             self.memo.set(key, (value,))
         return value
+
+    def games_digest(self, game_ids: Iterable[str]) -> str:
+        """Digest of a set of games and their analysis (empty without a memo)."""
+        h = hashlib.md5()
+        for gid in sorted(set(game_ids)):
+            h.update(f"{gid}={self.game_keys.get(gid, '')};".encode())
+        return h.hexdigest()
+
+    def memo_groups(
+        self,
+        family: str,
+        digests: dict[str, str],
+        compute: Callable[[list[str]], dict[str, T]],
+        players: dict[str, str] | None = None,
+    ) -> dict[str, T]:
+        """The value of every group (``{group id: digest of its inputs}``), reused from the
+        last build where the digest is unchanged; ``compute(missing ids)`` computes the rest
+        in one batch. ``family`` is "name" or "name-kind" (e.g. "intrinsic-year"); ``players``
+        names the player of player groups, recorded as recomputed under "name"."""
+        found: dict[str, T] = {}
+        if self.memo is not None and self.game_keys:
+            for gid, d in digests.items():
+                hit = self.memo.get(f"group|{family}|{gid}|{d}")
+                if hit is not None:
+                    found[gid] = hit[0]
+        missing = sorted(set(digests) - set(found))
+        counts = self.group_counts.setdefault(family, {"computed": 0, "reused": 0})
+        counts["computed"] += len(missing)
+        counts["reused"] += len(found)
+        if missing:
+            fresh = compute(missing)
+            for gid in missing:
+                if self.memo is not None and self.game_keys:
+                    self.memo.set(f"group|{family}|{gid}|{digests[gid]}", (fresh[gid],))
+                if players and gid in players:
+                    name = family.split("-", 1)[0]
+                    self.recomputed_players.setdefault(name, set()).add(players[gid])
+            found.update(fresh)
+        return found
+
+    def missing_groups(self, family: str, digests: dict[str, str]) -> list[str]:
+        """The groups :meth:`memo_groups` would compute (to batch work across families)."""
+        if self.memo is None or not self.game_keys:
+            return sorted(digests)
+        return sorted(
+            gid for gid, d in digests.items() if f"group|{family}|{gid}|{d}" not in self.memo
+        )
+
+    def memoised(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()``, reused from the last build under the same ``key``."""
+        if self.memo is not None and self.game_keys:
+            hit = self.memo.get(f"aggregate|{key}")
+            if hit is not None:
+                return hit[0]  # type: ignore[no-any-return]
+        value = compute()
+        if self.memo is not None and self.game_keys:
+            self.memo.set(f"aggregate|{key}", (value,))
+        return value
+
+    @functools.cached_property
+    def calibration_game_ids(self) -> set[str]:
+        """Games of the Elo calibration: ``[intrinsic] calibration_games`` (all when empty)."""
+        patterns = self.settings.intrinsic.calibration_games
+        if not patterns:
+            return {g.game_id for g in self.games}
+        prefix = self.settings.content.games.rstrip("/") + "/"
+        out = set()
+        for g in self.games:
+            rel = g.source[len(prefix) :] if g.source.startswith(prefix) else g.source
+            if any(fnmatch.fnmatch(rel, pat) for pat in patterns):
+                out.add(g.game_id)
+        return out
 
     @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
@@ -145,6 +223,12 @@ class SummaryItem:
     of: int | None = None
     href: str = ""
     note: str = ""
+
+    def __post_init__(self) -> None:
+        # The list's size is shown only beside a rank; without one it is not part of the card
+        # (so a player without a rank keeps the same page when the list grows).
+        if self.rank is None:
+            object.__setattr__(self, "of", None)
 
 
 @dataclass(frozen=True)

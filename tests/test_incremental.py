@@ -155,6 +155,9 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
 
     content = tmp_path / "content"
     shutil.copytree(DATA / "small-site", content)
+    # The Elo calibration stays on the first build's files, as in the demo.
+    with (content / "site.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[intrinsic]\ncalibration_games = ["G*.pgn", "W*.pgn", "t*.pgn"]\n')
     cache, out = tmp_path / "cache", tmp_path / "out"
     settings = load_settings(content)
     quiet = {"progress": False, "echo": lambda s: None}
@@ -191,6 +194,15 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     assert 0 < first == len(earlier) < total
     players = {g.white for g in games} | {g.black for g in games}
     assert again.recomputed_players["quality"] == players
+    # Intrinsic ratings and Bayesian skill: only the new tournament's players (the calibration
+    # is unchanged), and only the groups (player-years, events) that hold new games.
+    # A player whose rating window (their last two years) holds no new game keeps it.
+    old_players = {n for g in old_games for n in (g.white, g.black)}
+    for family in ("intrinsic", "bayesian"):
+        assert players - old_players <= again.recomputed_players[family] <= players, family
+    for kind, counts in again.group_counts.items():
+        assert counts["reused"] > 0, kind
+    assert again.group_counts["intrinsic-event"]["computed"] == 1 + len(players)
     w = again.written
     assert w is not None
     after = _stamps(out)

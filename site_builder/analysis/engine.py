@@ -6,6 +6,7 @@ A position is analysed from its FEN alone (see :func:`spec.position_key`), after
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +23,6 @@ INSTALL_HINT = (
     "/usr/games/stockfish; macOS: `brew install stockfish`) or point to any UCI engine with "
     "--engine PATH or [analysis] engine in content/site.toml."
 )
-
-_INFO = chess.engine.INFO_BASIC | chess.engine.INFO_SCORE | chess.engine.INFO_PV
 
 
 @dataclass(frozen=True)
@@ -67,14 +66,126 @@ def engine_name(protocol: chess.engine.UciProtocol) -> str:
     return protocol.id.get("name", "unknown engine").strip()
 
 
-def _score(info: chess.engine.InfoDict) -> tuple[int | None, int | None]:
-    pov = info["score"].relative
-    mate = pov.mate()
-    return (None, mate) if mate is not None else (pov.score(), None)
+_INT_FIELDS = frozenset(
+    {"depth", "seldepth", "nodes", "multipv", "currmovenumber", "hashfull", "nps", "tbhits"}
+    | {"cpuload"}
+)
+_SKIP = {"currmove": 1, "ebf": 1, "wdl": 3}
+_UCI_MOVE = re.compile(r"^[a-h][1-8][a-h][1-8][pnbrqk]?|[PNBRQK]@[a-h][1-8]|0000\Z")
+
+
+def parse_info(line: str) -> dict[str, Any]:
+    """The fields of one ``info`` line that the cache keeps, read as python-chess reads them.
+
+    The score is from the side to move's point of view, as ``(cp, mate)``; ``pv`` is the
+    line's first move only. Reading just that (not every move of every line, as
+    python-chess's full parser does) keeps the driver's CPU share small when every core
+    runs an engine; ``tests/test_engine_parse`` checks it against python-chess.
+    """
+    tokens = line.split()
+    info: dict[str, Any] = {}
+    i, n = 1, len(tokens)
+    while i < n:
+        token = tokens[i]
+        if token in _INT_FIELDS and i + 1 < n:
+            info[token] = int(tokens[i + 1])
+            i += 2
+        elif token == "time" and i + 1 < n:
+            info["time"] = int(tokens[i + 1]) / 1000.0
+            i += 2
+        elif token == "score" and i + 2 < n:
+            kind, value = tokens[i + 1], int(tokens[i + 2])
+            i += 3
+            if i < n and tokens[i] in ("lowerbound", "upperbound"):
+                info[tokens[i]] = True
+                i += 1
+            info["score"] = (value, None) if kind == "cp" else (None, value)
+        elif token == "pv":
+            if i + 1 < n and _UCI_MOVE.match(tokens[i + 1]):
+                info["pv"] = tokens[i + 1]
+            break
+        elif token == "string":
+            info["string"] = line.split(" string ", 1)[-1]
+            break
+        else:
+            i += 1 + _SKIP.get(token, 0)
+    return info
+
+
+class _Search(chess.engine.BaseCommand[dict[str, Any]]):
+    """One ``go`` after ``ucinewgame``: per multi-PV index the latest value of every field
+    (merged line by line, as python-chess's ``AnalysisResult.multipv``), and the best line's
+    score at each completed depth."""
+
+    def __init__(
+        self,
+        protocol: chess.engine.UciProtocol,
+        board: chess.Board,
+        limit: chess.engine.Limit,
+        multipv: int,
+        root_moves: list[chess.Move] | None,
+    ) -> None:
+        super().__init__(protocol)
+        self.protocol, self.board, self.limit = protocol, board, limit
+        self.multipv, self.root_moves = multipv, root_moves
+        self.lines: list[dict[str, Any]] = []
+        self.by_depth: dict[int, list[Any]] = {}
+        self.searching = False
+
+    def start(self) -> None:
+        p = self.protocol
+        if "Ponder" in p.options:
+            p._setoption("Ponder", False)
+        if "UCI_AnalyseMode" in p.options and "UCI_AnalyseMode" not in p.target_config:
+            p._setoption("UCI_AnalyseMode", True)
+        if "MultiPV" in p.options or self.multipv > 1:
+            p._setoption("MultiPV", self.multipv)
+        p._ucinewgame()
+        p._isready()
+
+    def line_received(self, line: str) -> None:
+        if line.startswith("info "):
+            self._info(parse_info(line))
+        elif line.startswith("bestmove"):
+            if not self.searching:
+                raise chess.engine.EngineError("was not searching, but engine sent bestmove")
+            self.result.set_result({"lines": self.lines, "by_depth": self.by_depth})
+            self.set_finished()
+        elif line.strip() == "readyok" and not self.searching:
+            self.searching = True
+            self.protocol._position(self.board)
+            self.protocol._go(self.limit, root_moves=self.root_moves)
+
+    def _info(self, info: dict[str, Any]) -> None:
+        if not info:
+            return
+        k = info.get("multipv", 1)
+        while len(self.lines) < k:
+            self.lines.append({})
+        self.lines[k - 1].update(info)
+        exact = not (info.get("lowerbound") or info.get("upperbound"))
+        if k == 1 and exact and "score" in info and "depth" in info and "pv" in info:
+            cp, mate = info["score"]
+            self.by_depth[info["depth"]] = [info["depth"], cp, mate, info["pv"]]
+
+    def cancel(self) -> None:
+        self.protocol.send_line("stop")
 
 
 def _limit(spec: AnalysisSpec) -> chess.engine.Limit:
     return chess.engine.Limit(depth=spec.depth or None, nodes=spec.nodes or None)
+
+
+async def _search(
+    protocol: chess.engine.UciProtocol,
+    spec: AnalysisSpec,
+    board: chess.Board,
+    multipv: int,
+    root_moves: list[chess.Move] | None = None,
+) -> dict[str, Any]:
+    return await protocol.communicate(
+        lambda p: _Search(p, board, _limit(spec), multipv, root_moves)
+    )
 
 
 async def analyse_lines(
@@ -84,24 +195,9 @@ async def analyse_lines(
 
     Scores are centipawns (or mate in n) from the side to move's point of view.
     """
-    by_depth: dict[int, list[Any]] = {}
-    with await protocol.analysis(
-        board, _limit(spec), multipv=spec.multipv, game=object(), info=_INFO
-    ) as analysis:
-        async for info in analysis:
-            if info.get("multipv", 1) != 1 or "score" not in info or "depth" not in info:
-                continue
-            if info.get("lowerbound") or info.get("upperbound") or not info.get("pv"):
-                continue
-            cp, mate = _score(info)
-            by_depth[info["depth"]] = [info["depth"], cp, mate, info["pv"][0].uci()]
-        final = analysis.multipv
-    lines = []
-    for info in final:
-        if "score" not in info or not info.get("pv"):
-            continue
-        cp, mate = _score(info)
-        lines.append([info["pv"][0].uci(), cp, mate])
+    found = await _search(protocol, spec, board, spec.multipv)
+    final, by_depth = found["lines"], found["by_depth"]
+    lines = [[f["pv"], *f["score"]] for f in final if "score" in f and "pv" in f]
     top = final[0] if final else {}
     return {
         "depth": int(top.get("depth", 0)),
@@ -116,10 +212,12 @@ async def analyse_lines(
 async def analyse_move(
     protocol: chess.engine.UciProtocol, spec: AnalysisSpec, board: chess.Board, uci: str
 ) -> dict[str, Any]:
-    """The played move searched alone (``root_moves``) at the same limit."""
-    move = chess.Move.from_uci(uci)
-    info = await protocol.analyse(board, _limit(spec), game=object(), info=_INFO, root_moves=[move])
-    cp, mate = _score(info)
+    """The played move searched alone (``searchmoves``) at the same limit."""
+    found = await _search(protocol, spec, board, 1, [chess.Move.from_uci(uci)])
+    info = found["lines"][0] if found["lines"] else {}
+    if "score" not in info:
+        raise chess.engine.EngineError(f"no score for {uci} in {board.fen()}")
+    cp, mate = info["score"]
     return {
         "move": uci,
         "cp": cp,

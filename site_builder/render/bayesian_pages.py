@@ -11,13 +11,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from site_builder.config import BayesianSection
 from site_builder.metrics import bayesian, intrinsic
 from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import Column, download_pages, downloads_of, records
+from site_builder.render.tables import Column, download_pages, downloads_of, records, records_by
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -174,44 +173,23 @@ def compute(site: SiteData) -> BayesianResult:
         return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
     seconds["turns"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    codes, uniq = pd.MultiIndex.from_frame(meta[["game_id", "player"]].astype(str)).factorize(
-        sort=True
-    )
-    order = np.argsort(codes, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+    settings_key = f"{site.code}|{site.settings.digest('bayesian', 'intrinsic', 'analysis')}"
+    index = _TurnIndex(meta)
     units = intrinsic.unit_frame(meta)
-    by_id = site.games_by_id
-    side_rows = []
-    for i, (gid, player) in enumerate(uniq):
-        idx = order[bounds[i] : bounds[i + 1]]
-        p = bayesian.posterior(cand.take(idx), cfg)
-        first = meta.iloc[int(idx[0])]
-        side_rows.append(
-            {
-                "game_id": gid,
-                "player": player,
-                "turns": len(idx),
-                "c": p.mean,
-                "sd": p.sd,
-                "c_lo": p.lo,
-                "c_hi": p.hi,
-                "edge": p.edge,
-                "score": _score(by_id[gid], player),
-                "player_elo": first["player_elo"],
-                "opponent_elo": first["opponent_elo"],
-                "year": first["year"],
-            }
-        )
-    sides = pd.DataFrame(side_rows)
+    sides = _sides(cand, index, meta, site, settings_key)
     seconds["game sides"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    groups, curves, which = _groups(cand, meta, site)
+    in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
+    set_key = site.games_digest(meta["game_id"][in_set].astype(str))
+    which = _group_of(meta, in_set, site)
+    groups, curves = site.memoised(
+        f"bayesian-groups|{settings_key}|{set_key}", lambda: _groups(cand, meta, which, site)
+    )
     elo_line, mapping_status = _mapping(groups, site)
     seconds["Elo groups"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    index = _TurnIndex(meta)
-    players = _players(cand, index, units, site)
-    years = _years(cand, index, units, site)
+    players = _players(cand, index, units, site, settings_key)
+    years = _years(cand, index, units, site, settings_key)
     seconds["players"] = time.perf_counter() - clock
     outcomes = _outcomes(sides, which, meta, icfg.milepost_width, groups)
     for frame in (players, years):
@@ -256,26 +234,82 @@ class _TurnIndex:
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
+def _sides(
+    cand: Candidates, index: _TurnIndex, meta: pd.DataFrame, site: SiteData, settings_key: str
+) -> pd.DataFrame:
+    """The posterior of every game side (a player's turns in one game), reused per game."""
+    cfg = site.settings.bayesian
+    by_id = site.games_by_id
+    keys = sorted(index.slices)
+    ids = {f"{gid}|{player}": (gid, player) for gid, player in keys}
+    digests = {
+        sid: f"{site.game_keys.get(gid, '')}|{settings_key}" for sid, (gid, _) in ids.items()
+    }
+
+    def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for sid in missing:
+            gid, player = ids[sid]
+            a, b = index.slices[(gid, player)]
+            idx = np.sort(index.order[a:b])
+            p = bayesian.posterior(cand.take(idx), cfg)
+            first = meta.iloc[int(idx[0])]
+            out[sid] = {
+                "game_id": gid,
+                "player": player,
+                "turns": len(idx),
+                "c": p.mean,
+                "sd": p.sd,
+                "c_lo": p.lo,
+                "c_hi": p.hi,
+                "edge": p.edge,
+                "score": _score(by_id[gid], player),
+                "player_elo": first["player_elo"],
+                "opponent_elo": first["opponent_elo"],
+                "year": first["year"],
+            }
+        return out
+
+    found = site.memo_groups("bayesian-side", digests, compute)
+    return pd.DataFrame([found[f"{gid}|{player}"] for gid, player in keys])
+
+
 def _posterior_rows(
     cand: Candidates,
     index: _TurnIndex,
     groups: list[tuple[dict[str, Any], pd.DataFrame]],
-    min_turns: int,
-    cfg: BayesianSection,
+    site: SiteData,
+    kind: str,
+    settings_key: str,
 ) -> list[dict[str, Any]]:
-    rows = []
-    for extra, g in groups:
-        turns = int(g["turns"].sum())
-        if turns < min_turns:
-            row = _post_row(None, g, f"n/a: {turns} turns; the list needs {min_turns}")
-        else:
-            row = _post_row(bayesian.posterior(cand.take(index.turns(g)), cfg), g, "")
-        rows.append({**extra, **row})
-    return rows
+    """Posterior rows of groups of game sides, each reused while its games are unchanged."""
+    cfg = site.settings.bayesian
+    min_turns = cfg.min_turns
+    by_id = {"|".join(str(v) for v in extra.values()): (extra, g) for extra, g in groups}
+    digests = {
+        gid: f"{site.games_digest(g['game_id'].astype(str))}|"
+        f"{site.games_digest(g['player'].astype(str))}|{settings_key}"
+        for gid, (_, g) in by_id.items()
+    }
+
+    def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for gid in missing:
+            g = by_id[gid][1]
+            turns = int(g["turns"].sum())
+            if turns < min_turns:
+                out[gid] = _post_row(None, g, f"n/a: {turns} turns; the list needs {min_turns}")
+            else:
+                out[gid] = _post_row(bayesian.posterior(cand.take(index.turns(g)), cfg), g, "")
+        return out
+
+    players = {gid: str(extra["player"]) for gid, (extra, _) in by_id.items()}
+    found = site.memo_groups(f"bayesian-{kind}", digests, compute, players)
+    return [{**extra, **found[gid]} for gid, (extra, _) in by_id.items()]
 
 
 def _players(
-    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData
+    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData, settings_key: str
 ) -> pd.DataFrame:
     cfg = site.settings.bayesian
     win = intrinsic.player_windows(units, cfg.window_months)
@@ -290,7 +324,7 @@ def _players(
         )
         for name, g in win.groupby("player", sort=True)
     ]
-    rows = _posterior_rows(cand, index, groups, cfg.min_turns, cfg)
+    rows = _posterior_rows(cand, index, groups, site, "player", settings_key)
     frame = pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
     if frame.empty:
         return frame
@@ -303,27 +337,35 @@ def _players(
 
 
 def _years(
-    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData
+    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData, settings_key: str
 ) -> pd.DataFrame:
-    cfg = site.settings.bayesian
     dated = units[units["year"].notna()]
     groups = [
         ({"player": str(name), "year": int(str(year))}, g)
         for (name, year), g in dated.groupby(["player", "year"], sort=True)
     ]
-    rows = _posterior_rows(cand, index, groups, cfg.min_turns, cfg)
+    rows = _posterior_rows(cand, index, groups, site, "year", settings_key)
     return pd.DataFrame(rows, columns=["player", "year", *POST_COLUMNS])
 
 
-def _groups(
-    cand: Candidates, meta: pd.DataFrame, site: SiteData
-) -> tuple[pd.DataFrame, dict[int, tuple[list[float], list[float]]], np.ndarray[Any, Any]]:
-    cfg = site.settings.bayesian
+def _group_of(meta: pd.DataFrame, in_set: np.ndarray[Any, Any], site: SiteData) -> Any:
+    """Each turn's Elo group (NaN: none), among the calibration games only."""
     icfg = site.settings.intrinsic
     mileposts = list(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
     pe = intrinsic.elo_values(meta["player_elo"])
     oe = intrinsic.elo_values(meta["opponent_elo"])
-    which = intrinsic.bucket_of(pe, oe, mileposts, cfg.group_width)
+    width = site.settings.bayesian.group_width
+    return np.where(in_set, intrinsic.bucket_of(pe, oe, mileposts, width), np.nan)
+
+
+def _groups(
+    cand: Candidates, meta: pd.DataFrame, which: np.ndarray[Any, Any], site: SiteData
+) -> tuple[pd.DataFrame, dict[int, tuple[list[float], list[float]]]]:
+    """The Elo groups of the calibration games (``[intrinsic] calibration_games``)."""
+    cfg = site.settings.bayesian
+    icfg = site.settings.intrinsic
+    mileposts = list(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
+    pe = intrinsic.elo_values(meta["player_elo"])
     rows = []
     curves: dict[int, tuple[list[float], list[float]]] = {}
     for m in mileposts:
@@ -351,7 +393,7 @@ def _groups(
             if p.grid is not None and p.density is not None:
                 curves[m] = (p.grid.tolist(), p.density.tolist())
         rows.append(row)
-    return pd.DataFrame(rows, columns=GROUP_COLUMNS), curves, which
+    return pd.DataFrame(rows, columns=GROUP_COLUMNS), curves
 
 
 def _mapping(groups: pd.DataFrame, site: SiteData) -> tuple[Line | None, str]:
@@ -588,8 +630,8 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 },
             )
         ]
-    rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
-    years = records(res.years[res.years["player"] == player]) if len(res.years) else []
+    rows = records_by(res.players, "player").get(player, []) if len(res.players) else []
+    years = records_by(res.years, "player").get(player, []) if len(res.years) else []
     if not rows and not years:
         return []
     rated = [y for y in years if not y["status"]]
@@ -629,7 +671,7 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: BayesianResult = site.results["bayesian"]
     if res.status or res.sides.empty:
         return []
-    rows = records(res.sides[res.sides["game_id"] == game.game_id])
+    rows = records_by(res.sides, "game_id").get(game.game_id, [])
     if not rows:
         return []
     return [Section("Bayesian skill in this game", "partials/bayesian_game.html", {"rows": rows})]

@@ -4,7 +4,7 @@ event blocks."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,7 @@ import pandas as pd
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, Ipr, UnitTable
 from site_builder.render import charts
-from site_builder.render.tables import Column, download_pages, downloads_of, records
+from site_builder.render.tables import Column, download_pages, downloads_of, records, records_by
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 
@@ -265,52 +265,208 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         )
         return IntrinsicResult(status, 0, None, {}, False, empty, empty, empty, empty, empty)
     clock = time.perf_counter()
-    cal = intrinsic.calibrate(sp, meta, cfg)
+    in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
+    cal_sp, cal_meta = sp.take(np.flatnonzero(in_set)), meta[in_set].reset_index(drop=True)
+    settings_key = site.settings.digest("intrinsic", "analysis")
+    cal_key = f"{site.code}|{settings_key}|{site.games_digest(cal_meta['game_id'].astype(str))}"
+    part = site.memoised(
+        f"intrinsic-calibration|{cal_key}", lambda: _calibration(cal_sp, cal_meta, site)
+    )
     seconds["calibration"] = time.perf_counter() - clock
+    cal, grid = part.calibration, part.grid
     clock = time.perf_counter()
-    method_fits = _method_fits(sp, meta, cal, site)
-    seconds["other fit methods"] = time.perf_counter() - clock
-    table: UnitTable | None = None
-    cal_status = cal.status or ""
-    if cal.usable:
-        clock = time.perf_counter()
-        grid = intrinsic.elo_grid(cal, cfg.elo_grid_min, cfg.elo_grid_max, cfg.elo_grid_step)
-        if len(grid) >= 5:
-            if groups:
-                table = intrinsic.unit_table(sp, meta, cal, grid)
-            else:
-                inside = np.flatnonzero(_bucket_index(meta, cal, cfg.milepost_width) >= 0)
-                table = intrinsic.unit_table(
-                    sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid
-                )
-        else:
-            cal_status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
-        seconds["agent grid"] = time.perf_counter() - clock
-    else:
-        cal_status = f"n/a: no Elo calibration ({cal.status.removeprefix('n/a: ')})"
-    clock = time.perf_counter()
-    use_cal = cal if table is not None else None
+    use_cal = cal if grid is not None else None
     units = intrinsic.unit_frame(meta)
     if groups:
-        players = _players(site, units, table, use_cal, cal_status)
-        years = _years(site, units, table, use_cal, cal_status)
-        events, event_players = _events(site, units, table, use_cal, cal_status)
+        scope = _GroupScope(site, sp, meta, use_cal, grid, part.status, cal_key)
+        players, years, events, event_players = _group_rows(scope, units)
+        seconds["agent grid"] = scope.grid_seconds
     else:
         players = years = events = event_players = empty
-    buckets = _bucket_rows(site, cal, meta, table)
-    seconds["IPR bootstrap"] = time.perf_counter() - clock
+    seconds["IPR bootstrap"] = time.perf_counter() - clock - seconds.get("agent grid", 0.0)
     return IntrinsicResult(
         "",
         len(sp),
         cal,
-        method_fits,
-        table is not None,
+        part.method_fits,
+        grid is not None,
         players,
         years,
         events,
         event_players,
-        buckets,
+        part.buckets,
         seconds,
+    )
+
+
+@dataclass
+class _CalibrationPart:
+    """Everything fitted on the calibration games: reused while they are unchanged."""
+
+    calibration: Calibration
+    method_fits: dict[str, dict[int, Fit | None]]
+    #: The calibrated agents' Elo grid, None when the calibration cannot rate.
+    grid: np.ndarray[Any, Any] | None
+    status: str
+    buckets: pd.DataFrame
+
+
+def _calibration(sp: intrinsic.Spreads, meta: pd.DataFrame, site: SiteData) -> _CalibrationPart:
+    cfg = site.settings.intrinsic
+    cal = intrinsic.calibrate(sp, meta, cfg)
+    if len(sp) == 0 and cfg.calibration_games:
+        cal = replace(
+            cal,
+            status="n/a: no analysed classical turn is in a file of [intrinsic] calibration_games",
+        )
+    method_fits = _method_fits(sp, meta, cal, site)
+    grid: np.ndarray[Any, Any] | None = None
+    table: UnitTable | None = None
+    status = cal.status or ""
+    if cal.usable:
+        grid = intrinsic.elo_grid(cal, cfg.elo_grid_min, cfg.elo_grid_max, cfg.elo_grid_step)
+        if len(grid) >= 5:
+            inside = np.flatnonzero(_bucket_index(meta, cal, cfg.milepost_width) >= 0)
+            table = intrinsic.unit_table(
+                sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid
+            )
+        else:
+            grid = None
+            status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
+    else:
+        status = f"n/a: no Elo calibration ({cal.status.removeprefix('n/a: ')})"
+    buckets = _bucket_rows(site, cal, meta, table)
+    return _CalibrationPart(cal, method_fits, grid, status, buckets)
+
+
+class _GroupScope:
+    """IPRs of groups of units (players, years, events), each reused from the last build
+    while its games, their analysis and the calibration are unchanged. The per-turn
+    statistics of the agent grid are computed once, for the units of the groups that changed."""
+
+    def __init__(
+        self,
+        site: SiteData,
+        sp: intrinsic.Spreads,
+        meta: pd.DataFrame,
+        cal: Calibration | None,
+        grid: np.ndarray[Any, Any] | None,
+        cal_status: str,
+        cal_key: str,
+    ) -> None:
+        self.site, self.sp, self.meta = site, sp, meta
+        self.cal, self.grid, self.cal_status = cal, grid, cal_status
+        self.cal_key = cal_key
+        self.grid_seconds = 0.0
+        self.kinds: dict[str, tuple[dict[str, pd.DataFrame], dict[str, str], dict[str, str]]] = {}
+        self._table: UnitTable | None = None
+
+    def add(self, kind: str, groups: dict[str, pd.DataFrame], players: dict[str, str]) -> None:
+        site = self.site
+        digests = {
+            gid: f"{site.games_digest(g['game_id'].astype(str))}|"
+            f"{site.games_digest(g['player'].astype(str))}|{self.cal_key}"
+            for gid, g in groups.items()
+        }
+        self.kinds[kind] = (groups, digests, players)
+
+    def rows(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every added group's row, by kind; one unit table for all that must be computed."""
+        site = self.site
+        wanted = [
+            groups[gid]
+            for kind, (groups, digests, _) in self.kinds.items()
+            for gid in site.missing_groups(f"intrinsic-{kind}", digests)
+        ]
+        out = {}
+        for kind, (groups, digests, players) in self.kinds.items():
+
+            def compute(
+                missing: list[str], groups: dict[str, pd.DataFrame] = groups
+            ) -> dict[str, dict[str, Any]]:
+                table = self._unit_table(wanted)
+                return {
+                    gid: _ipr_row(table, self.cal, groups[gid], gid, site, self.cal_status)
+                    for gid in missing
+                }
+
+            out[kind] = site.memo_groups(f"intrinsic-{kind}", digests, compute, players)
+        return out
+
+    def _unit_table(self, frames: list[pd.DataFrame]) -> UnitTable | None:
+        """The unit table of the units in ``frames`` only (computed once)."""
+        if self.cal is None or self.grid is None or not frames:
+            return None
+        if self._table is None:
+            clock = time.perf_counter()
+            wanted = pd.concat(frames)
+            keys = set(wanted["game_id"].astype(str) + "\x00" + wanted["player"].astype(str))
+            units = self.meta["game_id"].astype(str) + "\x00" + self.meta["player"].astype(str)
+            idx = np.flatnonzero(units.isin(keys).to_numpy())
+            self._table = intrinsic.unit_table(
+                self.sp.take(idx), self.meta.iloc[idx].reset_index(drop=True), self.cal, self.grid
+            )
+            self.grid_seconds += time.perf_counter() - clock
+        return self._table
+
+
+def _group_rows(
+    scope: _GroupScope, units: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The IPR of every player (rating window), player-year, event and event-player."""
+    site = scope.site
+    cfg = site.settings.intrinsic
+    win = intrinsic.player_windows(units, cfg.window_months)
+    players = {f"player|{name}": g for name, g in win.groupby("player", sort=True)}
+    names = {gid: gid.split("|", 1)[1] for gid in players}
+    scope.add("player", players, names)
+
+    dated = units[units["year"].notna()]
+    years, labels = {}, {}
+    for (name, year), g in dated.groupby(["player", "year"], sort=True):
+        gid = f"year|{name}|{int(str(year))}"
+        years[gid], labels[gid] = g, (str(name), int(str(year)))
+    scope.add("year", years, {gid: label[0] for gid, label in labels.items()})
+
+    by_id = site.games_by_id
+    keyed = units.assign(event=[event_key(by_id[g]) for g in units["game_id"]])
+    events: dict[str, pd.DataFrame] = {}
+    ev_meta: list[tuple[str, str, int]] = []
+    pl_meta: list[tuple[str, str, str]] = []
+    for ev, g in keyed.groupby("event", sort=True):
+        gid = f"event|{ev}"
+        events[gid] = g
+        ev_meta.append((gid, str(ev), int(g["player"].nunique())))
+        for who, pg in g.groupby("player", sort=True):
+            pid = f"event|{ev}|{who}"
+            events[pid] = pg
+            pl_meta.append((pid, str(ev), str(who)))
+    scope.add("event", events, {})
+
+    found = scope.rows()
+    rows = []
+    for gid, g in players.items():
+        row = dict(found["player"][gid])
+        row.update(
+            player=names[gid],
+            window_from=str(g["window_from"].iloc[0]),
+            window_to=str(g["window_to"].iloc[0]),
+        )
+        rows.append(row)
+    cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
+    player_frame = _sort_list(pd.DataFrame(rows, columns=cols))
+    year_rows = [
+        {**found["year"][gid], "player": labels[gid][0], "year": labels[gid][1]} for gid in years
+    ]
+    year_frame = pd.DataFrame(year_rows, columns=["player", "year", *ROW_COLUMNS])
+    by_event = found["event"]
+    ev_rows = [{**by_event[gid], "event": name, "players": n} for gid, name, n in ev_meta]
+    pl_rows = [{**by_event[pid], "event": name, "player": who} for pid, name, who in pl_meta]
+    return (
+        player_frame,
+        year_frame,
+        pd.DataFrame(ev_rows, columns=["event", "players", *ROW_COLUMNS]),
+        pd.DataFrame(pl_rows, columns=["event", "player", *ROW_COLUMNS]),
     )
 
 
@@ -338,67 +494,6 @@ def _method_fits(
             )
         out[method] = fits
     return out
-
-
-def _players(
-    site: SiteData,
-    units: pd.DataFrame,
-    table: UnitTable | None,
-    cal: Calibration | None,
-    cal_status: str,
-) -> pd.DataFrame:
-    cfg = site.settings.intrinsic
-    win = intrinsic.player_windows(units, cfg.window_months)
-    rows = []
-    for name, g in win.groupby("player", sort=True):
-        row = _ipr_row(table, cal, g, f"player|{name}", site, cal_status)
-        row.update(
-            player=str(name),
-            window_from=str(g["window_from"].iloc[0]),
-            window_to=str(g["window_to"].iloc[0]),
-        )
-        rows.append(row)
-    cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
-    return _sort_list(pd.DataFrame(rows, columns=cols))
-
-
-def _years(
-    site: SiteData,
-    units: pd.DataFrame,
-    table: UnitTable | None,
-    cal: Calibration | None,
-    cal_status: str,
-) -> pd.DataFrame:
-    rows = []
-    dated = units[units["year"].notna()]
-    for (name, year), g in dated.groupby(["player", "year"], sort=True):
-        row = _ipr_row(table, cal, g, f"year|{name}|{int(str(year))}", site, cal_status)
-        row.update(player=str(name), year=int(str(year)))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["player", "year", *ROW_COLUMNS])
-
-
-def _events(
-    site: SiteData,
-    units: pd.DataFrame,
-    table: UnitTable | None,
-    cal: Calibration | None,
-    cal_status: str,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    by_id = site.games_by_id
-    keyed = units.assign(event=[event_key(by_id[g]) for g in units["game_id"]])
-    ev_rows, pl_rows = [], []
-    for ev, g in keyed.groupby("event", sort=True):
-        row = _ipr_row(table, cal, g, f"event|{ev}", site, cal_status)
-        row.update(event=str(ev), players=int(g["player"].nunique()))
-        ev_rows.append(row)
-        for name, pg in g.groupby("player", sort=True):
-            prow = _ipr_row(table, cal, pg, f"event|{ev}|{name}", site, cal_status)
-            prow.update(event=str(ev), player=str(name))
-            pl_rows.append(prow)
-    events = pd.DataFrame(ev_rows, columns=["event", "players", *ROW_COLUMNS])
-    players = pd.DataFrame(pl_rows, columns=["event", "player", *ROW_COLUMNS])
-    return events, players
 
 
 def _bucket_index(meta: pd.DataFrame, cal: Calibration, width: int) -> np.ndarray[Any, Any]:
@@ -779,8 +874,8 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 },
             )
         ]
-    rows = records(res.players[res.players["player"] == player]) if len(res.players) else []
-    years = records(res.years[res.years["player"] == player]) if len(res.years) else []
+    rows = records_by(res.players, "player").get(player, []) if len(res.players) else []
+    years = records_by(res.years, "player").get(player, []) if len(res.years) else []
     if not rows and not years:
         return []
     rated = [y for y in years if not y["status"]]

@@ -10,6 +10,7 @@ previous site intact, and unchanged files keep their inode and modification time
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
 import shutil
@@ -45,12 +46,19 @@ def templates_digest() -> str:
 
 
 def _page_digest(page: Page, shared: str) -> str | None:
-    """Digest of everything a page is made from; None when the context cannot be pickled."""
+    """Digest of everything a page is made from; None when the context cannot be pickled.
+
+    The pickler runs without its memo ("fast" mode), so the bytes depend on the values only,
+    not on which equal objects happen to be shared (a rebuild from the memo shares less).
+    """
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True
     try:
-        blob = pickle.dumps((page.template, page.context), protocol=5)
-    except (pickle.PicklingError, TypeError, AttributeError):
+        pickler.dump((page.template, page.context))
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError):
         return None
-    return hashlib.sha1(shared.encode() + blob).hexdigest()
+    return hashlib.sha1(shared.encode() + buffer.getvalue()).hexdigest()
 
 
 def _place(target: Path, data: bytes | None, old: Path | None) -> None:

@@ -11,7 +11,7 @@ import pandas as pd
 from site_builder.metrics import quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
-from site_builder.render.tables import Column, download_pages, records
+from site_builder.render.tables import Column, download_pages, records, records_by
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -179,16 +179,16 @@ def pages(site: SiteData) -> list[Page]:
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
     res: QualityResult = site.results["quality"]
-    games = res.games[(res.games["player"] == player) & (res.games["moves"] > 0)]
-    row = res.historical[res.historical["player"] == player]
-    summary = records(row)[0] if len(row) else None
-    cur = res.current[res.current["player"] == player]
-    current = records(cur)[0] if len(cur) else None
+    games = [g for g in records_by(res.games, "player").get(player, []) if g["moves"] > 0]
+    row = records_by(res.historical, "player").get(player, [])
+    summary = row[0] if row else None
+    cur = records_by(res.current, "player").get(player, [])
+    current = cur[0] if cur else None
     fig = None
-    if len(games):
+    if games:
         by_id = site.games_by_id
         xs, ys, labels = [], [], []
-        for g in records(games):
+        for g in games:
             game = by_id[g["game_id"]]
             months = game.date.months
             if months is None:

@@ -18,26 +18,12 @@ from typing import Any
 import pandas as pd
 
 from site_builder.model import GameRecord
-from site_builder.render.tables import records
+from site_builder.render.tables import memo_on as _memo
+from site_builder.render.tables import records, records_by
 from site_builder.sitedata import EventColumn, Family, SiteData, SummaryItem
 
 #: z for the two-sided 95% normal interval of a mean.
 Z95 = 1.959964
-
-_MEMO: dict[tuple[int, str], tuple[object, Any]] = {}
-
-
-def _memo(owner: object, name: str, make: Callable[[], Any]) -> Any:
-    """``make()`` computed once per ``owner`` object (a family's result) and ``name``."""
-    key = (id(owner), name)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is owner:
-        return hit[1]
-    if len(_MEMO) > 256:
-        _MEMO.clear()
-    value = make()
-    _MEMO[key] = (owner, value)
-    return value
 
 
 def events_of(site: SiteData) -> dict[str, list[GameRecord]]:
@@ -96,10 +82,10 @@ def _quality_games(site: SiteData) -> pd.DataFrame | None:
 def _quality_item(
     site: SiteData, frame: pd.DataFrame, player: str, label: str, anchor: str, own_end: bool
 ) -> SummaryItem | None:
-    rows = frame[frame["player"] == player]
-    if rows.empty:
+    rows = records_by(frame, "player").get(player)
+    if not rows:
         return None
-    row = records(rows)[0]
+    row = rows[0]
     ranks, of = _memo(frame, "ranks", lambda: _ranks(frame))
     href = f"index.html#{anchor}"
     status = str(row.get("status") or "")
@@ -110,11 +96,15 @@ def _quality_item(
     low = high = None
     games = _quality_games(site)
     if games is not None:
-        mine = games[(games["player"] == player) & (games["moves"] > 0) & games["months"].notna()]
-        end = float(mine["months"].max()) if own_end else site.as_of_months
-        if end is not None and len(mine):
-            win = mine[(mine["months"] > end - cfg.window_months) & (mine["months"] <= end)]
-            _, low, high = mean_interval(float(q) for q in win["q"])
+        mine = [
+            g
+            for g in records_by(games, "player").get(player, [])
+            if g["moves"] > 0 and g["months"] is not None and not math.isnan(g["months"])
+        ]
+        end = max(float(g["months"]) for g in mine) if own_end and mine else site.as_of_months
+        if end is not None and mine:
+            win = [g for g in mine if end - cfg.window_months < g["months"] <= end]
+            _, low, high = mean_interval(float(g["q"]) for g in win)
     return SummaryItem(
         label,
         _num(row.get("index")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,36 @@ def _plain(value: Any) -> Any:
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+_MEMO: dict[tuple[int, str], tuple[object, Any]] = {}
+
+
+def memo_on(owner: object, name: str, make: Callable[[], Any]) -> Any:
+    """``make()`` computed once per ``owner`` object (a family's result, a frame) and ``name``."""
+    key = (id(owner), name)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is owner:
+        return hit[1]
+    if len(_MEMO) > 256:
+        _MEMO.clear()
+    value = make()
+    _MEMO[key] = (owner, value)
+    return value
+
+
+def records_by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any]]]:
+    """:func:`records` of ``frame`` grouped by the string value of ``column``, in row order;
+    grouped once per frame, so per-page lookups cost a dict access."""
+
+    def group() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for row in records(frame):
+            out.setdefault(str(row[column]), []).append(row)
+        return out
+
+    found: dict[str, list[dict[str, Any]]] = memo_on(frame, f"records_by|{column}", group)
+    return found
 
 
 def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
