@@ -7,6 +7,7 @@ the move rows of each analysed game are cached under keys that hold everything t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable
@@ -76,6 +77,11 @@ class BuildCache:
 
     def set(self, key: str, value: Any) -> None:
         self._cache.set(key, value)
+
+    def transact(self) -> contextlib.AbstractContextManager[Any]:
+        """Many writes in one transaction (one commit, not one per entry)."""
+        found: contextlib.AbstractContextManager[Any] = self._cache.transact()
+        return found
 
     def engine_name(self, path: str, identify: Callable[[str], str]) -> str:
         """The engine's ``id name``, remembered while the executable is unchanged."""

@@ -100,11 +100,13 @@ class SiteData:
         counts["reused"] += len(found)
         if missing:
             fresh = compute(missing)
+            if self.memo is not None and self.game_keys:
+                with self.memo.transact():
+                    for gid in missing:
+                        self.memo.set(f"group|{family}|{gid}|{digests[gid]}", (fresh[gid],))
+            name = family.split("-", 1)[0]
             for gid in missing:
-                if self.memo is not None and self.game_keys:
-                    self.memo.set(f"group|{family}|{gid}|{digests[gid]}", (fresh[gid],))
                 if players and gid in players:
-                    name = family.split("-", 1)[0]
                     self.recomputed_players.setdefault(name, set()).add(players[gid])
             found.update(fresh)
         return found
