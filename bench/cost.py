@@ -12,9 +12,10 @@ from site_builder.analysis.positions import analysed_plies, game_plies
 from site_builder.build import identify_engine
 
 PROFILES = [(10, 1, 150), (10, 10, 60), (14, 1, 60), (14, 10, 15), (18, 1, 10)]
-#: Throughput per engine when every core runs one, against one engine alone: measured 0.80
-#: on the 2-vCPU benchmark machine (bench scaling: 1.61x for 2 engines); assumed for clusters.
-EFFICIENCY = 0.80
+#: Throughput per engine when every core runs one, against one engine alone: 0.95 on the
+#: 2-vCPU benchmark machine (bench scaling: 1.83x, 2.10x and 1.98x for 2 engines in three
+#: runs; the bare engine 1.79x and 2.01x); assumed for clusters.
+EFFICIENCY = 0.95
 
 
 def positions_per_game() -> tuple[float, float]:
