@@ -126,3 +126,29 @@ def test_uncalibrated_site_says_why(small_site, tmp_path) -> None:  # type: igno
     cal = out["calibration.html"].decode()
     assert "too few turns" in cal and "milepost bucket(s) with at least" in cal
     assert intrinsic_pages.player_sections(site, "Carlsen, Magnus")[0].context["summary"]["status"]
+
+
+def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: ignore[no-untyped-def]
+    """[intrinsic] calibration_games: the buckets and Elo groups hold only those files' games;
+    every player is still rated; a list that matches nothing says so."""
+    bands = {"milepost_min": 2600, "milepost_max": 2850, "milepost_step": 50, "min_turns": 200}
+    every = _site(small_site, milepost_width=40, **bands)
+    tata = _site(small_site, milepost_width=40, calibration_games=("tata*.pgn",), **bands)
+    none = _site(small_site, milepost_width=40, calibration_games=("nothing/*",), **bands)
+    in_tata = {g.game_id for g in small_site.games if "tatamast22" in g.source}
+    assert in_tata and tata.calibration_game_ids == in_tata
+    assert every.calibration_game_ids == {g.game_id for g in small_site.games}
+    res = {name: intrinsic_pages.compute(s) for name, s in (("every", every), ("tata", tata))}
+    turns = {name: sum(b.turns for b in r.calibration.buckets) for name, r in res.items()}
+    games = {name: sum(b.games for b in r.calibration.buckets) for name, r in res.items()}
+    assert 0 < turns["tata"] < turns["every"]
+    assert games["tata"] <= len(in_tata) and games["tata"] < games["every"]
+    # Players of the other files keep their rows (rated on the same scale or n/a with why).
+    assert list(res["tata"].players["player"]) == list(res["every"].players["player"])
+    for s, r in ((tata, res["tata"]), (every, res["every"])):
+        s.results["intrinsic"] = r
+    skill = {n: bayesian_pages.compute(s) for n, s in (("every", every), ("tata", tata))}
+    assert skill["tata"].groups["turns"].sum() < skill["every"].groups["turns"].sum()
+    nothing = intrinsic_pages.compute(none)
+    assert "calibration_games" in nothing.calibration.status
+    assert (nothing.players["status"].str.startswith("n/a")).all()
