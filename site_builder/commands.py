@@ -48,6 +48,8 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
                     f"{fam} {len(names)}" for fam, names in sorted(stats.recomputed_players.items())
                 )
             )
+        for kind, n in sorted(stats.group_counts.items()):
+            print(f"  {kind} groups: {n['computed']} computed, {n['reused']} reused")
         if stats.written is not None:
             w = stats.written
             print(

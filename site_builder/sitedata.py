@@ -77,6 +77,12 @@ class SiteData:
             h.update(f"{gid}={self.game_keys.get(gid, '')};".encode())
         return h.hexdigest()
 
+    def units_digest(self, units: pd.DataFrame, settings_key: str) -> str:
+        """Digest of a group of units (a player's turns in a game): which units, their games
+        and analysis, and the settings the group's value depends on."""
+        games = self.games_digest(units["game_id"].astype(str))
+        return f"{games}|{self.games_digest(units['player'].astype(str))}|{settings_key}"
+
     def memo_groups(
         self,
         family: str,

@@ -286,11 +286,7 @@ def _posterior_rows(
     cfg = site.settings.bayesian
     min_turns = cfg.min_turns
     by_id = {"|".join(str(v) for v in extra.values()): (extra, g) for extra, g in groups}
-    digests = {
-        gid: f"{site.games_digest(g['game_id'].astype(str))}|"
-        f"{site.games_digest(g['player'].astype(str))}|{settings_key}"
-        for gid, (_, g) in by_id.items()
-    }
+    digests = {gid: site.units_digest(g, settings_key) for gid, (_, g) in by_id.items()}
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
         out = {}

@@ -363,11 +363,7 @@ class _GroupScope:
 
     def add(self, kind: str, groups: dict[str, pd.DataFrame], players: dict[str, str]) -> None:
         site = self.site
-        digests = {
-            gid: f"{site.games_digest(g['game_id'].astype(str))}|"
-            f"{site.games_digest(g['player'].astype(str))}|{self.cal_key}"
-            for gid, g in groups.items()
-        }
+        digests = {gid: site.units_digest(g, self.cal_key) for gid, g in groups.items()}
         self.kinds[kind] = (groups, digests, players)
 
     def rows(self) -> dict[str, dict[str, dict[str, Any]]]:
