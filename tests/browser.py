@@ -50,20 +50,12 @@ def built_site(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if prebuilt:
         return Path(prebuilt) / name
     if name not in _BUILT:
-        from site_builder.build import build
-        from site_builder.config import load_settings
+        from tests.conftest import build_quietly
 
         root = tmp_path_factory.mktemp(f"site-{name}")
         content = DATA / name
         out = root / "output"
-        build(
-            content,
-            out,
-            load_settings(content),
-            cache_dir=root / "cache",
-            progress=False,
-            echo=lambda s: None,
-        )
+        build_quietly(content, out, root / "cache")
         _BUILT[name] = out
     return _BUILT[name]
 

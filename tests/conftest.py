@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from site_builder.build import BuildStats
 
 DATA = Path(__file__).parent / "data"
 STOCKFISH = shutil.which("stockfish") or (
@@ -34,6 +38,21 @@ def make_content(
     if aliases is not None:
         shutil.copyfile(aliases, content / "aliases.toml")
     return content
+
+
+def build_quietly(content: Path, out: Path, cache_dir: Path) -> BuildStats:
+    """A full build of ``content`` into ``out`` with its own settings, no progress or echo."""
+    from site_builder.build import build
+    from site_builder.config import load_settings
+
+    return build(
+        content,
+        out,
+        load_settings(content),
+        cache_dir=cache_dir,
+        progress=False,
+        echo=lambda s: None,
+    )
 
 
 requires_engine = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed")

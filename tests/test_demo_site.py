@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from site_builder.build import BuildStats, build
-from site_builder.config import load_settings
-from tests.conftest import requires_engine
+from site_builder.build import BuildStats
+from tests.conftest import build_quietly, requires_engine
 from tests.linkcheck import check_site
 from tests.test_links import NAV_PAGES
 
@@ -25,14 +24,7 @@ pytestmark = [requires_engine]
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildStats]:
     root = tmp_path_factory.mktemp("demo")
     out = root / "output"
-    stats = build(
-        CONTENT,
-        out,
-        load_settings(CONTENT),
-        cache_dir=root / "cache",
-        progress=False,
-        echo=lambda s: None,
-    )
+    stats = build_quietly(CONTENT, out, root / "cache")
     return out, stats
 
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from site_builder.build import build
-from site_builder.config import load_settings
-from tests.conftest import make_content, requires_engine
+from tests.conftest import build_quietly, make_content, requires_engine
 
 RAPID = Path(__file__).resolve().parent.parent / (
     "content/games/rapid-blitz/20241226-20241228-world-rapid-2024.pgn"
@@ -21,14 +19,7 @@ def test_rapid_games_only(tmp_path: Path) -> None:
     games = re.split(r"\n\s*\n(?=\[Event )", text.replace("\r\n", "\n"))[:60]
     content = make_content(tmp_path, {"rapid.pgn": "\n\n".join(games) + "\n"})
     out = tmp_path / "out"
-    stats = build(
-        content,
-        out,
-        load_settings(content),
-        cache_dir=tmp_path / "cache",
-        progress=False,
-        echo=lambda s: None,
-    )
+    stats = build_quietly(content, out, tmp_path / "cache")
     assert stats.games == 60 and stats.positions == 0
     page = next((out / "events").glob("world-rapid-2024*.html")).read_text(encoding="utf-8")
     assert 'id="rounds-table"' in page
