@@ -543,7 +543,7 @@ def compute_metrics(
     """
     recomputed: list[str] = []
     keys: dict[str, str] = {}
-    code = code_digest()
+    code = site.code or code_digest()
     sections = [f.name for f in dataclasses.fields(site.settings)]
     for fam in families:
         used = ("site", "analysis", *FAMILY_SETTINGS.get(fam.name, tuple(sections)))
@@ -593,6 +593,7 @@ def render_site(
     families: list[Family],
     output_dir: Path,
     old_digests: dict[str, str] | None = None,
+    bytecode_dir: Path | None = None,
 ) -> tuple[RenderResult, dict[str, str]]:
     """Write the site into a staging folder and swap it into place.
 
@@ -611,9 +612,9 @@ def render_site(
         "nav": nav,
         "version": __version__,
     }
-    shared = digest([templates_digest(), code_digest(), repr(common)])
+    shared = digest([templates_digest(), site.code or code_digest(), repr(common)])
     written, digests = write_site(
-        pages, asset_files(), staging, common, output_dir, old_digests or {}, shared
+        pages, asset_files(), staging, common, output_dir, old_digests or {}, shared, bytecode_dir
     )
     swap_into_place(staging, output_dir)
     return RenderResult(len(pages), written), digests
@@ -696,7 +697,8 @@ def build(
             return stats
         families = all_families()
         site.memo = build_cache
-        code = code_digest()
+        # One code digest for the whole build (the manifest's).
+        code = new["code"]
         site.code = code
         site.player_keys = {
             name: digest([p["digest"], new["spec"], str(site.as_of), code])
@@ -717,7 +719,9 @@ def build(
         stats.group_counts = site.group_counts
         stats.elo_resumed = site.facts.get("elo_resumed", {})
         clock.lap("metrics")
-        result, digests = render_site(site, families, output_dir, old.get("pages"))
+        result, digests = render_site(
+            site, families, output_dir, old.get("pages"), build_cache_dir(cache_dir) / "jinja"
+        )
         build_cache.set(manifest_key, {**new, "pages": digests})
         clock.lap("render")
     stats.pages = result.pages

@@ -233,7 +233,7 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from site_builder import __version__
     from site_builder.families import all_families
     from site_builder.render import intrinsic_pages
-    from site_builder.render.writer import environment, write_file
+    from site_builder.render.writer import environment, page_bytes, write_file
 
     changes: dict[str, object] = {}
     if args.method:
@@ -270,15 +270,7 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     for page in intrinsic_pages.pages(site):
         if page.path not in wanted:
             continue
-        if page.template:
-            context = {**common, **page.context, "root": "../" * page.path.count("/")}
-            data = (
-                env.get_template(page.template)
-                .render({**context, "page_path": page.path})
-                .encode("utf-8")
-            )
-        else:
-            data = page.context["bytes"]
+        data = page_bytes(page, env, common)
         write_file(args.output, page.path, data)
     print(f"Wrote {', '.join(sorted(wanted))} to {args.output}.")
     return 0

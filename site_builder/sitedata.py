@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -53,6 +54,10 @@ class SiteData:
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: family → the last build's groups, as read from the memo (see :meth:`memo_groups`)
+    _group_batches: dict[str, dict[str, tuple[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def per_player(
         self, family: str, player: str, settings_key: str, compute: Callable[[], T]
@@ -70,9 +75,59 @@ class SiteData:
             self.memo.set(key, (value,))
         return value
 
+    def per_players(
+        self, family: str, settings_key: str, computes: Mapping[str, Callable[[], T]]
+    ) -> dict[str, T]:
+        """:meth:`per_player` for many players (``{player: compute}``), the last build's values
+        read and this build's written as one memo entry."""
+        memo_on = self.memo is not None
+        slot = f"players|{family}"
+        last: dict[str, tuple[str, Any]] = (self.memo.get(slot) if memo_on else None) or {}
+        keys = {
+            p: f"{self.player_keys[p]}|{settings_key}" for p in computes if p in self.player_keys
+        }
+        out: dict[str, T] = {}
+        for player, key in keys.items():
+            found = last.get(player)
+            if found is not None and found[0] == key:
+                out[player] = found[1]
+        missing = [p for p in computes if p not in out]
+        if missing:
+            # One commit for all the players' entries, not one per player.
+            with self.memo.transact() if memo_on else contextlib.nullcontext():
+                for player in missing:
+                    out[player] = self.per_player(family, player, settings_key, computes[player])
+        if memo_on and {p: k for p, (k, _) in last.items()} != keys:
+            self.memo.set(slot, {p: (k, out[p]) for p, k in keys.items()})
+        return {p: out[p] for p in computes}
+
+    def per_game(
+        self, family: str, settings_key: str, compute: Callable[[GameRecord], T]
+    ) -> dict[str, T]:
+        """``compute(game)`` of every game, reused from the last build where the game (its
+        key) and ``settings_key`` are unchanged; the memo is read and written as one entry."""
+        memo_on = self._memo_on
+        slot = f"games|{family}"
+        last: dict[str, tuple[str, Any]] = (self.memo.get(slot) if memo_on else None) or {}
+        keys = {
+            g.game_id: f"{self.game_keys.get(g.game_id, '')}|{settings_key}" for g in self.games
+        }
+        out: dict[str, T] = {}
+        for g in self.games:
+            found = last.get(g.game_id)
+            if found is not None and found[0] == keys[g.game_id]:
+                out[g.game_id] = found[1]
+            else:
+                out[g.game_id] = compute(g)
+        if memo_on and {gid: k for gid, (k, _) in last.items()} != keys:
+            self.memo.set(slot, {gid: (k, out[gid]) for gid, k in keys.items()})
+        return out
+
     def games_digest(self, game_ids: Iterable[str]) -> str:
         """Digest of a set of games and their analysis (empty without a memo)."""
         h = hashlib.md5()
+        if isinstance(game_ids, pd.Series):
+            game_ids = game_ids.unique().tolist()  # not one Python step per row
         for gid in sorted(set(game_ids)):
             h.update(f"{gid}={self.game_keys.get(gid, '')};".encode())
         return h.hexdigest()
@@ -82,6 +137,19 @@ class SiteData:
         and analysis, and the settings the group's value depends on."""
         games = self.games_digest(units["game_id"].astype(str))
         return f"{games}|{self.games_digest(units['player'].astype(str))}|{settings_key}"
+
+    def units_digests(
+        self, units: pd.DataFrame, groups: Mapping[str, Iterable[int]], settings_key: str
+    ) -> dict[str, str]:
+        """:meth:`units_digest` of every group of ``units`` (``{group id: row positions}``),
+        without a frame per group."""
+        game_ids = units["game_id"].astype(str).tolist()
+        players = units["player"].astype(str).tolist()
+        return {
+            gid: f"{self.games_digest(game_ids[i] for i in rows)}|"
+            f"{self.games_digest(players[i] for i in rows)}|{settings_key}"
+            for gid, rows in groups.items()
+        }
 
     def memo_groups(
         self,
@@ -94,19 +162,14 @@ class SiteData:
         last build where the digest is unchanged; ``compute(missing ids)`` computes the rest
         in one batch. ``family`` is "name" or "name-kind" (e.g. "intrinsic-year"); ``players``
         names the player of player groups, recorded as recomputed under "name"."""
-        found: dict[str, T] = {}
-        if self.memo is not None and self.game_keys:
-            for gid, d in digests.items():
-                hit = self.memo.get(f"group|{family}|{gid}|{d}")
-                if hit is not None:
-                    found[gid] = hit[0]
+        found = self._group_hits(family, digests)
         missing = sorted(set(digests) - set(found))
         counts = self.group_counts.setdefault(family, {"computed": 0, "reused": 0})
         counts["computed"] += len(missing)
         counts["reused"] += len(found)
         if missing:
             fresh = compute(missing)
-            if self.memo is not None and self.game_keys:
+            if self._memo_on:
                 with self.memo.transact():
                     for gid in missing:
                         self.memo.set(f"group|{family}|{gid}|{digests[gid]}", (fresh[gid],))
@@ -115,15 +178,43 @@ class SiteData:
                 if players and gid in players:
                     self.recomputed_players.setdefault(name, set()).add(players[gid])
             found.update(fresh)
+        last = {gid: d for gid, (d, _) in self._group_batch(family).items()}
+        if self._memo_on and last != digests:
+            # This build's groups in one entry: the next build reads them with one get.
+            self.memo.set(f"groups|{family}", {gid: (digests[gid], found[gid]) for gid in digests})
         return found
 
     def missing_groups(self, family: str, digests: dict[str, str]) -> list[str]:
         """The groups :meth:`memo_groups` would compute (to batch work across families)."""
-        if self.memo is None or not self.game_keys:
-            return sorted(digests)
-        return sorted(
-            gid for gid, d in digests.items() if f"group|{family}|{gid}|{d}" not in self.memo
-        )
+        return sorted(set(digests) - set(self._group_hits(family, digests)))
+
+    @property
+    def _memo_on(self) -> bool:
+        return self.memo is not None and bool(self.game_keys)
+
+    def _group_batch(self, family: str) -> dict[str, tuple[str, Any]]:
+        """The last build's groups of ``family``: ``{group id: (digest, value)}`` (read once)."""
+        if family not in self._group_batches:
+            batch = self.memo.get(f"groups|{family}") if self._memo_on else None
+            self._group_batches[family] = batch or {}
+        return self._group_batches[family]
+
+    def _group_hits(self, family: str, digests: dict[str, str]) -> dict[str, Any]:
+        """The memoised values of the groups whose digest is unchanged: from the last build's
+        batch, else from the entry of each group (kept for builds that alternate)."""
+        found: dict[str, Any] = {}
+        if not self._memo_on:
+            return found
+        batch = self._group_batch(family)
+        for gid, d in digests.items():
+            last = batch.get(gid)
+            if last is not None and last[0] == d:
+                found[gid] = last[1]
+            else:
+                hit = self.memo.get(f"group|{family}|{gid}|{d}")
+                if hit is not None:
+                    found[gid] = hit[0]
+        return found
 
     def memoised(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, reused from the last build under the same ``key``."""
@@ -151,21 +242,30 @@ class SiteData:
         return out
 
     @functools.cached_property
+    def classical_moves(self) -> pd.DataFrame:
+        """The move-table rows of classical games (selected once for every family)."""
+        if self.moves.empty:
+            return self.moves
+        return self.moves[self.moves["time_class"] == "classical"]
+
+    @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
         return {g.game_id: g for g in self.games}
 
     @functools.cached_property
-    def _rows_by_game(self) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {}
+    def _move_positions(self) -> dict[str, Any]:
+        """game_id → positions of its rows in the move table (grouped once)."""
         if self.moves.empty:
-            return out
-        for row in self.moves.to_dict("records"):
-            out.setdefault(str(row["game_id"]), []).append(row)  # type: ignore[arg-type]
-        return out
+            return {}
+        return {str(k): v for k, v in self.moves.groupby("game_id", sort=False).indices.items()}
 
     def move_rows_of(self, game_id: str) -> list[dict[str, Any]]:
-        """The move-table rows of one game as dicts, in ply order (grouped once)."""
-        return self._rows_by_game.get(game_id, [])
+        """The move-table rows of one game as dicts, in ply order."""
+        at = self._move_positions.get(game_id)
+        if at is None:
+            return []
+        rows: list[dict[str, Any]] = self.moves.iloc[at].to_dict("records")
+        return rows
 
     def player_path(self, name: str) -> str:
         return f"players/{self.player_slugs[name]}.html"

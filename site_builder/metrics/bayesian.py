@@ -65,6 +65,11 @@ def candidates_from_scores(
     v = np.full((n, width), np.nan)
     for t, row in enumerate(scores):
         v[t, : len(row)] = row
+    return candidates_from_matrix(v, played, k)
+
+
+def candidates_from_matrix(v: FloatArray, played: Sequence[int] | IntArray, k: float) -> Candidates:
+    """:func:`candidates_from_scores` of the scores as a matrix (NaN after a turn's last)."""
     valid = ~np.isnan(v)
     v_max = np.nanmax(np.where(valid, v, -np.inf), axis=1, keepdims=True)
     r = np.where(valid, np.log(np.where(valid, v_max - v, 0.0) + k) - math.log(k), 0.0)
@@ -87,7 +92,7 @@ def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candida
     )
     sel = moves[keep]
     scores, played = candidate_scores(sel, cfg.lines)
-    cand = candidates_from_scores(scores, played, cfg.k_pawns)
+    cand = candidates_from_matrix(scores, played, cfg.k_pawns)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
     return cand, meta
 

@@ -72,44 +72,54 @@ def correlations(frame: pd.DataFrame, error: str = "delta") -> dict[str, float]:
     return out
 
 
+TABLE_COLUMNS = ["player", "kind", "moves", "mean_delta", "mean_stability", *INDICATORS, "status"]
+
+
+def player_row(label: str, kind: str, part: pd.DataFrame, min_moves: int) -> dict[str, object]:
+    """One row of :func:`player_table`: the moves of a player or a group of players."""
+    n = len(part)
+    item: dict[str, object] = {
+        "player": label,
+        "kind": kind,
+        "moves": n,
+        "mean_delta": float(part["delta"].mean()) if n else math.nan,
+        "mean_stability": float(part["stability"].mean()) if n else math.nan,
+    }
+    scored = int(part["stability"].notna().sum()) if n else 0
+    if n and not scored:
+        item.update(dict.fromkeys(INDICATORS, math.nan))
+        item["status"] = (
+            "n/a: no per-depth scores (the analysis did not record them, as with [%eval] imports)"
+        )
+    elif scored < min_moves:
+        item.update(dict.fromkeys(INDICATORS, math.nan))
+        item["status"] = f"n/a: {scored} moves with per-depth scores, at least {min_moves} needed"
+    else:
+        item.update(correlations(part))
+        item["status"] = ""
+    return item
+
+
 def player_table(
-    frame: pd.DataFrame, min_moves: int, groups: dict[str, set[str]] | None = None
+    frame: pd.DataFrame,
+    min_moves: int,
+    groups: dict[str, set[str]] | None = None,
+    players: list[dict[str, object]] | None = None,
 ) -> pd.DataFrame:
     """One row per player (and per named group of players, plus "All"): moves, mean δ, ρ's.
 
     ``frame`` has columns player, delta and the indicators. A row with fewer than
-    ``min_moves`` moves has its ρ's left NaN and a status saying why.
+    ``min_moves`` moves has its ρ's left NaN and a status saying why. ``players`` are the
+    players' rows when already known (:func:`player_row`, by name).
     """
-    columns = ["player", "kind", "moves", "mean_delta", "mean_stability", *INDICATORS, "status"]
-
-    def row(label: str, kind: str, part: pd.DataFrame) -> dict[str, object]:
-        n = len(part)
-        item: dict[str, object] = {
-            "player": label,
-            "kind": kind,
-            "moves": n,
-            "mean_delta": float(part["delta"].mean()) if n else math.nan,
-            "mean_stability": float(part["stability"].mean()) if n else math.nan,
-        }
-        scored = int(part["stability"].notna().sum()) if n else 0
-        if n and not scored:
-            item.update(dict.fromkeys(INDICATORS, math.nan))
-            item["status"] = (
-                "n/a: no per-depth scores (the analysis did not record them, as with "
-                "[%eval] imports)"
-            )
-        elif scored < min_moves:
-            item.update(dict.fromkeys(INDICATORS, math.nan))
-            item["status"] = (
-                f"n/a: {scored} moves with per-depth scores, at least {min_moves} needed"
-            )
-        else:
-            item.update(correlations(part))
-            item["status"] = ""
-        return item
-
-    rows = [row(str(name), "player", part) for name, part in frame.groupby("player", sort=True)]
+    columns = TABLE_COLUMNS
+    if players is None:
+        players = [
+            player_row(str(name), "player", part, min_moves)
+            for name, part in frame.groupby("player", sort=True)
+        ]
+    rows = list(players)
     for label, members in sorted((groups or {}).items()):
-        rows.append(row(label, "group", frame[frame["player"].isin(members)]))
-    rows.append(row("All", "group", frame))
+        rows.append(player_row(label, "group", frame[frame["player"].isin(members)], min_moves))
+    rows.append(player_row("All", "group", frame, min_moves))
     return pd.DataFrame(rows, columns=columns)

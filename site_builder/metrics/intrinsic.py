@@ -19,6 +19,7 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -99,6 +100,14 @@ def spreads_from_scores(
     e = np.full((n, width), np.nan)
     for t, row in enumerate(scores):
         e[t, : len(row)] = row
+    return spreads_from_matrix(e, played, tie_penalty)
+
+
+def spreads_from_matrix(
+    e: FloatArray, played: Sequence[int] | IntArray, tie_penalty: float
+) -> Spreads:
+    """:func:`spreads_from_scores` of the scores as a matrix (NaN after a turn's last)."""
+    n = len(e)
     valid = ~np.isnan(e)
     e0 = e[:, :1]
     ties = valid & (e >= e0)
@@ -139,9 +148,9 @@ def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spread
     outside them) and their meta data (``TURN_COLUMNS``, one row per turn, same order)."""
     sel = select_turns(moves, cfg)
     scores, played = candidate_scores(sel, cfg.lines)
-    spreads = spreads_from_scores(scores, played, cfg.tie_penalty_pawns)
+    spreads = spreads_from_matrix(scores, played, cfg.tie_penalty_pawns)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
-    meta["outside"] = [p >= cfg.lines for p in played]
+    meta["outside"] = (played >= cfg.lines).tolist()
     return spreads, meta
 
 
@@ -799,6 +808,17 @@ def unit_frame(meta: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
     )
     return out.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)
+
+
+def group_positions(frame: pd.DataFrame, by: str | list[str]) -> dict[Any, IntArray]:
+    """Row positions of each group of ``frame`` by ``by``, in sorted key order (as a sorted
+    groupby iterates them, without a frame per group)."""
+    if frame.empty:
+        return {}
+    found = frame.groupby(by, sort=True).indices
+    keys: list[Any] = list(found)
+    keys.sort()
+    return {key: np.asarray(found[key], dtype=np.int64) for key in keys}
 
 
 def month_text(months: float) -> str:

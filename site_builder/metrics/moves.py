@@ -8,8 +8,10 @@ One row per analysed move: the position's best score ``e_best``, the played move
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from site_builder.analysis.positions import Ply
@@ -120,20 +122,24 @@ def move_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     return frame.sort_values(["game_id", "ply"], kind="stable").reset_index(drop=True)
 
 
-def candidate_scores(turns: pd.DataFrame, lines: int) -> tuple[list[list[float]], list[int]]:
+def candidate_scores(turns: pd.DataFrame, lines: int) -> tuple[np.ndarray, np.ndarray]:
     """Per turn, the scores in pawns of the top ``lines`` engine lines, with the played move's
-    score appended when it is outside them, and the played move's index in that list."""
-    scores: list[list[float]] = []
-    played: list[int] = []
-    for line_scores, rank, e_played in zip(
-        turns["line_scores"], turns["played_rank"], turns["e_played"], strict=True
-    ):
-        row = [v / 100.0 for v in list(line_scores)[:lines]]
-        r = int(rank)
-        if 1 <= r <= len(row):
-            played.append(r - 1)
-        else:
-            played.append(len(row))
-            row.append(float(e_played) / 100.0)
-        scores.append(row)
-    return scores, played
+    score appended when it is outside them (a row per turn, NaN after its last candidate,
+    as wide as the longest row), and the played move's index in that row."""
+    line_scores = turns["line_scores"].tolist()
+    n = len(line_scores)
+    count = np.fromiter(map(len, line_scores), dtype=np.int64, count=n)
+    flat = np.fromiter(chain.from_iterable(line_scores), dtype=float, count=int(count.sum()))
+    start = np.cumsum(count) - count
+    shown = np.minimum(count, lines)  # the listed lines of each turn
+    rank = turns["played_rank"].to_numpy(dtype=np.int64)
+    inside = (rank >= 1) & (rank <= shown)
+    played = np.where(inside, rank - 1, shown)
+    width = int((shown + ~inside).max()) if n else 1
+    scores = np.full((n, max(width, lines)), np.nan)
+    for j in range(lines):
+        has = shown > j
+        scores[has, j] = flat[start[has] + j] / 100.0
+    outside = np.flatnonzero(~inside)
+    scores[outside, shown[outside]] = turns["e_played"].to_numpy(dtype=float)[outside] / 100.0
+    return scores[:, :width], played

@@ -120,6 +120,13 @@ def player_index(
     historical list). ``status`` is "" when listed, else the reason ("n/a: ...").
     Match rate and AD pool the moves of the window's games.
     """
+    return sort_index(pd.DataFrame(player_rows(games, cfg, as_of_months), columns=PLAYER_COLUMNS))
+
+
+def player_rows(
+    games: pd.DataFrame, cfg: QualitySection, as_of_months: float | None
+) -> list[dict[str, object]]:
+    """The rows of :func:`player_index` (``PLAYER_COLUMNS``), one per player, by name."""
     rows = []
     scored = games[games["moves"] > 0]
 
@@ -166,7 +173,24 @@ def player_index(
                 "status": status,
             }
         )
-    return sort_index(pd.DataFrame(rows, columns=PLAYER_COLUMNS))
+    return rows
+
+
+def frame_of_parts(
+    parts: Sequence[Sequence[dict[str, object]]], columns: list[str]
+) -> pd.DataFrame:
+    """What ``pd.concat`` of a frame per part (``pd.DataFrame(part, columns=columns)``) gives,
+    dtypes included, without a frame per part: all rows in one frame, cast to the dtypes of
+    the concatenation of one frame per kind of part (the types of its values)."""
+    if not parts:
+        return pd.DataFrame(columns=columns)
+    kinds: dict[object, Sequence[dict[str, object]]] = {}
+    for part in parts:
+        kind = tuple(frozenset(type(row.get(c)) for row in part) for c in columns)
+        kinds.setdefault((len(part) > 0, kind), part)
+    samples = [pd.DataFrame(list(part), columns=columns) for part in kinds.values()]
+    dtypes = pd.concat(samples, ignore_index=True).dtypes.to_dict()
+    return pd.DataFrame([row for part in parts for row in part], columns=columns).astype(dtypes)
 
 
 def sort_index(frame: pd.DataFrame) -> pd.DataFrame:

@@ -49,10 +49,40 @@ ROW_COLUMNS = [
 
 
 @dataclass(frozen=True)
+class GameMaterial:
+    """What the style statistics take from one game's material trace."""
+
+    #: An endgame game (see :func:`style.is_endgame_game`).
+    endgame: bool
+    #: White's and Black's material in the final position.
+    material: tuple[int, int]
+    #: White's and Black's longest run of half-moves down material, exchanges disregarded.
+    deficit: tuple[int, int]
+
+
+def game_material(
+    trace: Sequence[style.PlyMaterial], full_moves: int, cfg: ResultsSection
+) -> GameMaterial:
+    endgame = style.is_endgame_game(
+        trace,
+        full_moves,
+        cfg.endgame_min_moves,
+        cfg.endgame_check_move,
+        cfg.endgame_max_balance,
+    )
+    last = trace[-1] if trace else (style.START_MATERIAL, style.START_MATERIAL, -1)
+    deficit = tuple(
+        style.longest_deficit(style.exchange_balances(trace, white), cfg.sacrifice_deficit)
+        for white in (True, False)
+    )
+    return GameMaterial(endgame, (last[0], last[1]), (deficit[0], deficit[1]))
+
+
+@dataclass(frozen=True)
 class GameFacts:
     """What the style statistics need of one game, beside its record."""
 
-    trace: Sequence[style.PlyMaterial]
+    material: GameMaterial
     #: ECO from the tag or classified from the moves; None when neither.
     eco: str | None
 
@@ -129,7 +159,6 @@ def player_games(
         if score_white is None:
             continue
         fact = facts[g.game_id]
-        trace = fact.trace
         draw = score_white == 0.5
         if g.white_elo is not None and g.black_elo is not None:
             elo_w, elo_b, source = float(g.white_elo), float(g.black_elo), "Elo tags"
@@ -140,18 +169,12 @@ def player_games(
         else:
             elo_w = elo_b = 0.0
             source = "no rating: taken as equal"
-        endgame = style.is_endgame_game(
-            trace,
-            g.full_moves,
-            cfg.endgame_min_moves,
-            cfg.endgame_check_move,
-            cfg.endgame_max_balance,
-        )
+        endgame = fact.material.endgame
         for white in (True, False):
             player, opponent = (g.white, g.black) if white else (g.black, g.white)
             score = score_white if white else 1.0 - score_white
-            last = trace[-1] if trace else (style.START_MATERIAL, style.START_MATERIAL, -1)
-            material = last[0] if white else last[1]
+            side = 0 if white else 1
+            material = fact.material.material[side]
             factor = math.nan
             if draw:
                 factor = style.short_draw_factor(
@@ -166,9 +189,7 @@ def player_games(
                     white_bonus=cfg.sdf_white_bonus,
                     elo_divisor=cfg.sdf_elo_divisor,
                 )
-            run = style.longest_deficit(
-                style.exchange_balances(trace, white), cfg.sacrifice_deficit
-            )
+            run = fact.material.deficit[side]
             ratings = before.get((g.game_id, player))
             rows.append(
                 {
@@ -265,7 +286,12 @@ Row = Mapping[str, Any]
 
 def row_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of :func:`player_games` as plain dicts (missing Elo tags as None)."""
-    out = [{str(k): v for k, v in r.items()} for r in rows.to_dict("records")]
+    # As rows.to_dict("records") gives them, a column at a time (much faster).
+    columns = [str(c) for c in rows.columns]
+    out = [
+        dict(zip(columns, values, strict=True))
+        for values in zip(*(rows[c].tolist() for c in rows.columns), strict=True)
+    ]
     for r in out:
         for c in ("player_elo", "opponent_elo", "year"):
             if r[c] is pd.NA:
@@ -281,6 +307,29 @@ def in_scope(row: Row, scope: Scope) -> bool:
     if scope.after is not None and not m > scope.after:
         return False
     return scope.until is None or m <= scope.until
+
+
+def class_rows(recs: Sequence[Row]) -> dict[str, tuple[list[Row], np.ndarray]]:
+    """The rows of each time class and their months (NaN when undated), for
+    :func:`scope_rows`."""
+    out: dict[str, tuple[list[Row], np.ndarray]] = {}
+    for cls in sorted({str(r["time_class"]) for r in recs}):
+        rows = [r for r in recs if r["time_class"] == cls]
+        months = np.array([math.nan if r["months"] is None else r["months"] for r in rows])
+        out[cls] = (rows, months.astype(float))
+    return out
+
+
+def scope_rows(by_class: Mapping[str, tuple[list[Row], np.ndarray]], scope: Scope) -> list[Row]:
+    """The rows :func:`in_scope` keeps (``by_class`` from :func:`class_rows`), in order,
+    without a pass over every row."""
+    rows, months = by_class.get(scope.time_class, ([], np.zeros(0)))
+    keep = ~np.isnan(months)
+    if scope.after is not None:
+        keep &= months > scope.after
+    if scope.until is not None:
+        keep &= months <= scope.until
+    return [rows[i] for i in np.flatnonzero(keep)]
 
 
 def counts(row: Row, opponent_min_elo: int) -> bool:

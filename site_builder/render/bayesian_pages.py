@@ -152,9 +152,7 @@ def compute(site: SiteData) -> BayesianResult:
     icfg = site.settings.intrinsic
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    moves = site.moves
-    if not moves.empty:
-        moves = moves[moves["time_class"] == "classical"]
+    moves = site.classical_moves
     cand, meta = bayesian.turns_from_moves(moves, cfg)
     empty = pd.DataFrame()
     multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
@@ -277,21 +275,23 @@ def _sides(
 def _posterior_rows(
     cand: Candidates,
     index: _TurnIndex,
-    groups: list[tuple[dict[str, Any], pd.DataFrame]],
+    units: pd.DataFrame,
+    groups: list[tuple[dict[str, Any], np.ndarray[Any, Any]]],
     site: SiteData,
     kind: str,
     settings_key: str,
 ) -> list[dict[str, Any]]:
-    """Posterior rows of groups of game sides, each reused while its games are unchanged."""
+    """Posterior rows of groups of game sides (``units`` rows at the given positions), each
+    reused while its games are unchanged."""
     cfg = site.settings.bayesian
     min_turns = cfg.min_turns
-    by_id = {"|".join(str(v) for v in extra.values()): (extra, g) for extra, g in groups}
-    digests = {gid: site.units_digest(g, settings_key) for gid, (_, g) in by_id.items()}
+    by_id = {"|".join(str(v) for v in extra.values()): (extra, at) for extra, at in groups}
+    digests = site.units_digests(units, {gid: at for gid, (_, at) in by_id.items()}, settings_key)
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
         out = {}
         for gid in missing:
-            g = by_id[gid][1]
+            g = units.iloc[by_id[gid][1]]
             turns = int(g["turns"].sum())
             if turns < min_turns:
                 out[gid] = _post_row(None, g, f"n/a: {turns} turns; the list needs {min_turns}")
@@ -309,18 +309,19 @@ def _players(
 ) -> pd.DataFrame:
     cfg = site.settings.bayesian
     win = intrinsic.player_windows(units, cfg.window_months)
+    window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
     groups = [
         (
             {
                 "player": str(name),
-                "window_from": str(g["window_from"].iloc[0]),
-                "window_to": str(g["window_to"].iloc[0]),
+                "window_from": str(window_from[at[0]]),
+                "window_to": str(window_to[at[0]]),
             },
-            g,
+            at,
         )
-        for name, g in win.groupby("player", sort=True)
+        for name, at in intrinsic.group_positions(win, "player").items()
     ]
-    rows = _posterior_rows(cand, index, groups, site, "player", settings_key)
+    rows = _posterior_rows(cand, index, win, groups, site, "player", settings_key)
     frame = pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
     if frame.empty:
         return frame
@@ -337,10 +338,10 @@ def _years(
 ) -> pd.DataFrame:
     dated = units[units["year"].notna()]
     groups = [
-        ({"player": str(name), "year": int(str(year))}, g)
-        for (name, year), g in dated.groupby(["player", "year"], sort=True)
+        ({"player": str(name), "year": int(str(year))}, at)
+        for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items()
     ]
-    rows = _posterior_rows(cand, index, groups, site, "year", settings_key)
+    rows = _posterior_rows(cand, index, dated, groups, site, "year", settings_key)
     return pd.DataFrame(rows, columns=["player", "year", *POST_COLUMNS])
 
 
@@ -575,12 +576,9 @@ def pages(site: SiteData) -> list[Page]:
     ]
     # Each player's skill-by-year table (on the player page) has its own small download.
     if not res.status and not res.years.empty:
-        for name, frame in res.years.groupby("player", sort=True):
-            player = str(name)
+        for player, rows in sorted(records_by(res.years, "player").items()):
             if player in site.player_slugs:
-                out += download_pages(
-                    year_downloads_base(site, player), records(frame), YEAR_DOWNLOAD
-                )[1]
+                out += download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1]
     return out
 
 

@@ -12,10 +12,24 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import ConformanceSection
-from site_builder.metrics import complexity, conformance, headtohead, markov, titlematches
+from site_builder.metrics import (
+    complexity,
+    conformance,
+    headtohead,
+    intrinsic,
+    markov,
+    titlematches,
+)
 from site_builder.metrics.conformance import KIND_NAMES, KINDS, SEED_K, X_GRID, LineFit
 from site_builder.render import charts
-from site_builder.render.tables import Column, Downloads, download_pages, downloads_of, records
+from site_builder.render.tables import (
+    Column,
+    Downloads,
+    download_pages,
+    downloads_of,
+    memo_on,
+    records,
+)
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -154,9 +168,7 @@ def _start_vector(conf: pd.DataFrame) -> np.ndarray:
 
 def compute(site: SiteData) -> ConformanceResult:
     cfg = site.settings.conformance
-    moves = site.moves
-    if not moves.empty:
-        moves = moves[moves["time_class"] == "classical"]
+    moves = site.classical_moves
     conf = conformance.conformance_moves(
         moves,
         first_move=cfg.first_move,
@@ -241,7 +253,7 @@ def compute(site: SiteData) -> ConformanceResult:
     wcc = [_wcc_row(site, models, m) for m in titles.matches]
     mae = _mae_rows(wcc)
 
-    comp = _complexity(moves, conf, cfg, champions)
+    comp = _complexity(site, moves, conf, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)
     return ConformanceResult(
         cfg,
@@ -268,7 +280,11 @@ def compute(site: SiteData) -> ConformanceResult:
 
 
 def _complexity(
-    moves: pd.DataFrame, conf: pd.DataFrame, cfg: ConformanceSection, champions: set[str]
+    site: SiteData,
+    moves: pd.DataFrame,
+    conf: pd.DataFrame,
+    cfg: ConformanceSection,
+    champions: set[str],
 ) -> pd.DataFrame:
     if moves.empty:
         frame = pd.DataFrame(columns=["player", "delta", *complexity.INDICATORS])
@@ -280,8 +296,23 @@ def _complexity(
     groups = {}
     if champions:
         groups["Title-match players"] = champions
-        groups["Others"] = set(frame["player"]) - champions
-    return complexity.player_table(frame, cfg.min_moves, groups)
+        groups["Others"] = set(frame["player"].unique().tolist()) - champions
+    # Each player's row is reused while their games and [conformance] are unchanged.
+    players = site.per_players(
+        "conformance",
+        site.settings.digest("conformance"),
+        {
+            str(name): functools.partial(_complexity_row, frame, str(name), at, cfg.min_moves)
+            for name, at in intrinsic.group_positions(frame, "player").items()
+        },
+    )
+    return complexity.player_table(frame, cfg.min_moves, groups, list(players.values()))
+
+
+def _complexity_row(
+    frame: pd.DataFrame, player: str, at: np.ndarray, min_moves: int
+) -> dict[str, object]:
+    return complexity.player_row(player, "player", frame.iloc[at], min_moves)
 
 
 def _improved_elo(site: SiteData, player: str, before_months: float) -> float | None:
@@ -1030,15 +1061,28 @@ def pages(site: SiteData) -> list[Page]:
 # --- player and event blocks -------------------------------------------------------------
 
 
+def _curves_by_player(res: ConformanceResult, kind: str) -> dict[str, list[tuple[Any, Any, Any]]]:
+    """player → (year, R′ row, Q row) of each of their years, in index order (grouped once)."""
+
+    def group() -> dict[str, list[tuple[Any, Any, Any]]]:
+        r, q = res.r_cum[kind], res.q[kind]
+        q_rows = dict(zip(q.index, q.to_numpy(), strict=True))
+        out: dict[str, list[tuple[Any, Any, Any]]] = {}
+        for (player, year), row in zip(r.index, r.to_numpy(), strict=True):
+            out.setdefault(str(player), []).append((year, row, q_rows[(player, year)]))
+        return out
+
+    found: dict[str, list[tuple[Any, Any, Any]]] = memo_on(res, f"curves|{kind}", group)
+    return found
+
+
 def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
     kind = res.cfg.strength_kind
-    r = res.r_cum[kind]
-    if player not in r.index.get_level_values(0):
+    mine = _curves_by_player(res, kind).get(player)
+    if mine is None:
         return None
-    mine = r.loc[player]
-    q = res.q[kind].loc[player]
     data = []
-    for i, (year, row) in enumerate(mine.iterrows()):
+    for i, (year, r_year, q_year) in enumerate(mine):
         style = _style(i)
         data.append(
             {
@@ -1046,7 +1090,7 @@ def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | N
                 "mode": "lines+markers",
                 "name": f"{year}: R′ (this year)",
                 "x": X_GRID.tolist(),
-                "y": [100 * float(v) for v in row.to_numpy()],
+                "y": [100 * float(v) for v in r_year],
                 **style,
             }
         )
@@ -1056,7 +1100,7 @@ def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | N
                 "mode": "lines",
                 "name": f"{year}: Q (forgetting factor)",
                 "x": X_GRID.tolist(),
-                "y": [100 * float(v) for v in q.loc[year].to_numpy()],
+                "y": [100 * float(v) for v in q_year],
                 "line": {**style["line"], "dash": "dot"},
             }
         )

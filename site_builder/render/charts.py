@@ -48,12 +48,15 @@ def layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, An
 
 
 def figure(data: Sequence[dict[str, Any]], fig_layout: dict[str, Any]) -> dict[str, Any]:
-    return {"data": _clean(list(data)), "layout": _clean(fig_layout)}
+    return {"data": list(data), "layout": fig_layout}
 
 
 def to_script_json(fig: dict[str, Any]) -> str:
-    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``."""
-    text = json.dumps(fig, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&``.
+
+    Floats are rounded to 4 digits and NaN or infinity become null here, when the page is
+    written, not when the figure is made (an unchanged page is never written)."""
+    text = json.dumps(_clean(fig), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")

@@ -3,6 +3,7 @@ and the player-search index every page's search box reads."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +12,7 @@ from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Page
+from site_builder.render.writer import Deferred, Page
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
@@ -174,15 +175,16 @@ def _head_to_head(site: SiteData, rows: Sequence[dict[str, Any]]) -> list[dict[s
     for opp, games in by_opp.items():
         finished = [g["score"] for g in games if g["score"] is not None]
         points = float(sum(finished))
+        outcomes = Counter(finished)
         out.append(
             {
                 "opponent": opp,
                 "href": site.player_path(opp),
                 "page": site.player_path(opp),
                 "games": len(games),
-                "wins": sum(1 for s in finished if s == 1),
-                "draws": sum(1 for s in finished if s == 0.5),
-                "losses": sum(1 for s in finished if s == 0),
+                "wins": outcomes[1],
+                "draws": outcomes[0.5],
+                "losses": outcomes[0],
                 "points": points,
                 "score_pct": 100 * points / len(finished) if finished else None,
                 "first": games[0]["date"],
@@ -357,7 +359,17 @@ def game_page(
     for fam in families:
         if fam.game_sections is not None:
             sections.extend(fam.game_sections(site, game))
-    moves, fig = _move_rows(site, game)
+    moves: Any
+    fig: Any
+    game_key = site.game_keys.get(game.game_id)
+    if game_key:
+        # The move list and evaluation graph depend on the game and its analysis only.
+        made = functools.cache(lambda: _move_rows(site, game))
+        moves = Deferred(("moves", game_key), lambda: made()[0])
+        fig = Deferred(("eval", game_key), lambda: made()[1] or None)
+    else:
+        moves, fig = _move_rows(site, game)
+        fig = fig or None
     prev, nxt = neighbours
     return Page(
         site.game_path(game.game_id),
@@ -368,7 +380,7 @@ def game_page(
             "record": game,
             "tags": sorted(game.tags.items()),
             "moves": moves,
-            "eval_chart": fig or None,
+            "eval_chart": fig,
             "not_analysed": site.not_analysed.get(game.game_id, ""),
             "sections": sections,
             "previous": _game_row(site, prev) if prev else None,

@@ -13,7 +13,14 @@ import pandas as pd
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, Ipr, UnitTable
 from site_builder.render import charts
-from site_builder.render.tables import Column, download_pages, downloads_of, records, records_by
+from site_builder.render.tables import (
+    Column,
+    download_pages,
+    downloads_of,
+    memo_on,
+    records,
+    records_by,
+)
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 
@@ -248,9 +255,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     cfg = site.settings.intrinsic
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    moves = site.moves
-    if not moves.empty:
-        moves = moves[moves["time_class"] == "classical"]
+    moves = site.classical_moves
     sp, meta = (
         intrinsic.turns_from_moves(moves, cfg)
         if not moves.empty
@@ -339,6 +344,10 @@ def _calibration(sp: intrinsic.Spreads, meta: pd.DataFrame, site: SiteData) -> _
     return _CalibrationPart(cal, method_fits, grid, status, buckets)
 
 
+#: group id → row positions of its units
+_Positions = dict[str, np.ndarray[Any, Any]]
+
+
 class _GroupScope:
     """IPRs of groups of units (players, years, events), each reused from the last build
     while its games, their analysis and the calibration are unchanged. The per-turn
@@ -358,31 +367,41 @@ class _GroupScope:
         self.cal, self.grid, self.cal_status = cal, grid, cal_status
         self.cal_key = cal_key
         self.grid_seconds = 0.0
-        self.kinds: dict[str, tuple[dict[str, pd.DataFrame], dict[str, str], dict[str, str]]] = {}
+        #: kind → (the units, each group's row positions in them, digests, players)
+        self.kinds: dict[str, tuple[pd.DataFrame, _Positions, dict[str, str], dict[str, str]]] = {}
         self._table: UnitTable | None = None
 
-    def add(self, kind: str, groups: dict[str, pd.DataFrame], players: dict[str, str]) -> None:
-        site = self.site
-        digests = {gid: site.units_digest(g, self.cal_key) for gid, g in groups.items()}
-        self.kinds[kind] = (groups, digests, players)
+    def add(
+        self,
+        kind: str,
+        units: pd.DataFrame,
+        groups: dict[str, np.ndarray[Any, Any]],
+        players: dict[str, str],
+    ) -> None:
+        digests = self.site.units_digests(units, groups, self.cal_key)
+        self.kinds[kind] = (units, groups, digests, players)
 
     def rows(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Every added group's row, by kind; one unit table for all that must be computed."""
         site = self.site
         wanted = [
-            groups[gid]
-            for kind, (groups, digests, _) in self.kinds.items()
+            units.iloc[groups[gid]]
+            for kind, (units, groups, digests, _) in self.kinds.items()
             for gid in site.missing_groups(f"intrinsic-{kind}", digests)
         ]
         out = {}
-        for kind, (groups, digests, players) in self.kinds.items():
+        for kind, (units, groups, digests, players) in self.kinds.items():
 
             def compute(
-                missing: list[str], groups: dict[str, pd.DataFrame] = groups
+                missing: list[str],
+                units: pd.DataFrame = units,
+                groups: dict[str, np.ndarray[Any, Any]] = groups,
             ) -> dict[str, dict[str, Any]]:
                 table = self._unit_table(wanted)
                 return {
-                    gid: _ipr_row(table, self.cal, groups[gid], gid, site, self.cal_status)
+                    gid: _ipr_row(
+                        table, self.cal, units.iloc[groups[gid]], gid, site, self.cal_status
+                    )
                     for gid in missing
                 }
 
@@ -413,40 +432,46 @@ def _group_rows(
     site = scope.site
     cfg = site.settings.intrinsic
     win = intrinsic.player_windows(units, cfg.window_months)
-    players = {f"player|{name}": g for name, g in win.groupby("player", sort=True)}
+    players = {
+        f"player|{name}": at for name, at in intrinsic.group_positions(win, "player").items()
+    }
     names = {gid: gid.split("|", 1)[1] for gid in players}
-    scope.add("player", players, names)
+    scope.add("player", win, players, names)
 
     dated = units[units["year"].notna()]
     years, labels = {}, {}
-    for (name, year), g in dated.groupby(["player", "year"], sort=True):
+    for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
         gid = f"year|{name}|{int(str(year))}"
-        years[gid], labels[gid] = g, (str(name), int(str(year)))
-    scope.add("year", years, {gid: label[0] for gid, label in labels.items()})
+        years[gid], labels[gid] = at, (str(name), int(str(year)))
+    scope.add("year", dated, years, {gid: label[0] for gid, label in labels.items()})
 
     by_id = site.games_by_id
     keyed = units.assign(event=[event_key(by_id[g]) for g in units["game_id"]])
-    events: dict[str, pd.DataFrame] = {}
+    events: dict[str, np.ndarray[Any, Any]] = {}
     ev_meta: list[tuple[str, str, int]] = []
     pl_meta: list[tuple[str, str, str]] = []
-    for ev, g in keyed.groupby("event", sort=True):
+    by_player: dict[Any, list[tuple[Any, np.ndarray[Any, Any]]]] = {}
+    for (ev, who), at in intrinsic.group_positions(keyed, ["event", "player"]).items():
+        by_player.setdefault(ev, []).append((who, at))
+    for ev, at in intrinsic.group_positions(keyed, "event").items():
         gid = f"event|{ev}"
-        events[gid] = g
-        ev_meta.append((gid, str(ev), int(g["player"].nunique())))
-        for who, pg in g.groupby("player", sort=True):
+        events[gid] = at
+        ev_meta.append((gid, str(ev), len(by_player[ev])))
+        for who, pr in by_player[ev]:
             pid = f"event|{ev}|{who}"
-            events[pid] = pg
+            events[pid] = pr
             pl_meta.append((pid, str(ev), str(who)))
-    scope.add("event", events, {})
+    scope.add("event", keyed, events, {})
 
     found = scope.rows()
     rows = []
-    for gid, g in players.items():
+    window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
+    for gid, at in players.items():
         row = dict(found["player"][gid])
         row.update(
             player=names[gid],
-            window_from=str(g["window_from"].iloc[0]),
-            window_to=str(g["window_to"].iloc[0]),
+            window_from=str(window_from[at[0]]),
+            window_to=str(window_to[at[0]]),
         )
         rows.append(row)
     cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
@@ -806,16 +831,21 @@ def pages(site: SiteData) -> list[Page]:
     ]
     # The small tables of player and event pages have their own downloads.
     if not res.status and not res.years.empty:
-        for name, frame in res.years.groupby("player", sort=True):
-            if str(name) in site.player_slugs:
-                base = year_downloads_base(site, str(name))
-                out += download_pages(base, records(frame), YEAR_DOWNLOAD)[1]
+        for name, rows in sorted(records_by(res.years, "player").items()):
+            if name in site.player_slugs:
+                base = year_downloads_base(site, name)
+                out += download_pages(base, rows, YEAR_DOWNLOAD)[1]
     if not res.status and not res.event_players.empty:
-        for key, frame in res.event_players.groupby("event", sort=True):
-            if str(key) in site.event_slugs:
-                rows = records(_sort_list(frame))
-                out += download_pages(event_downloads_base(site, str(key)), rows, EVENT_DOWNLOAD)[1]
+        for key, rows in sorted(_event_lists(res).items()):
+            if key in site.event_slugs:
+                out += download_pages(event_downloads_base(site, key), rows, EVENT_DOWNLOAD)[1]
     return out
+
+
+def _event_lists(res: IntrinsicResult) -> dict[str, list[dict[str, Any]]]:
+    """event → its players' rows in list order (sorted once)."""
+    ordered = memo_on(res.event_players, "sorted", lambda: _sort_list(res.event_players))
+    return records_by(ordered, "event")
 
 
 def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -918,11 +948,11 @@ def event_sections(site: SiteData, key: str) -> list[Section]:
     res: IntrinsicResult = site.results["intrinsic"]
     if res.status or res.events.empty:
         return []
-    ev = records(res.events[res.events["event"] == key])
+    ev = records_by(res.events, "event").get(key, [])
     if not ev:
         return []
-    pl = res.event_players[res.event_players["event"] == key]
-    rows = [{**r, "href": site.player_path(r["player"])} for r in records(_sort_list(pl))]
+    listed = _event_lists(res).get(key, [])
+    rows = [{**r, "href": site.player_path(r["player"])} for r in listed]
     return [
         Section(
             "Intrinsic performance ratings",

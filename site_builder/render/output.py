@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from site_builder.render.writer import Page, environment, root_for, templates_dir
+from site_builder.render.writer import Page, environment, page_bytes, templates_dir
 
 
 @dataclass
@@ -48,8 +48,9 @@ def templates_digest() -> str:
 def _page_digest(page: Page, shared: str) -> str | None:
     """Digest of everything a page is made from; None when the context cannot be pickled.
 
-    The pickler runs without its memo ("fast" mode), so the bytes depend on the values only,
-    not on which equal objects happen to be shared (a rebuild from the memo shares less).
+    A :class:`Deferred` value pickles as its key. The pickler runs without its memo ("fast"
+    mode), so the bytes depend on the values only, not on which equal objects happen to be
+    shared (a rebuild from the memo shares less).
     """
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, protocol=5)
@@ -61,8 +62,10 @@ def _page_digest(page: Page, shared: str) -> str | None:
     return hashlib.sha1(shared.encode() + buffer.getvalue()).hexdigest()
 
 
-def _place(target: Path, data: bytes | None, old: Path | None) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _place(target: Path, data: bytes | None, old: Path | None, made: set[Path]) -> None:
+    if target.parent not in made:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        made.add(target.parent)
     if data is None or old is not None:
         assert old is not None
         try:
@@ -81,12 +84,14 @@ def write_site(
     previous: Path,
     old_digests: dict[str, str],
     shared_digest: str,
+    bytecode_dir: Path | None = None,
 ) -> tuple[WriteStats, dict[str, str]]:
     """Write ``pages`` and ``assets`` into ``staging``. Returns (stats, new page digests)."""
-    env = environment()
+    env = environment(bytecode_dir)
     stats = WriteStats()
     digests: dict[str, str] = {}
     written: set[str] = set()
+    made: set[Path] = set()  # folders created in staging
     for page in sorted(pages, key=lambda p: p.path):
         old = previous / page.path
         old_exists = old.is_file()
@@ -94,24 +99,16 @@ def write_site(
         if digest is not None:
             digests[page.path] = digest
         if digest is not None and old_exists and old_digests.get(page.path) == digest:
-            _place(staging / page.path, None, old)
+            _place(staging / page.path, None, old, made)
             stats.reused += 1
             stats.unchanged += 1
             written.add(page.path)
             continue
-        if not page.template:
-            data = page.context["bytes"]
-        else:
-            context = {
-                **common,
-                **page.context,
-                "root": root_for(page.path),
-                "page_path": page.path,
-            }
-            data = env.get_template(page.template).render(context).encode("utf-8")
+        data = page_bytes(page, env, common)
+        if page.template:
             stats.rendered += 1
         same = old_exists and old.stat().st_size == len(data) and old.read_bytes() == data
-        _place(staging / page.path, data, old if same else None)
+        _place(staging / page.path, data, old if same else None, made)
         if same:
             stats.unchanged += 1
         else:
@@ -120,17 +117,22 @@ def write_site(
     for path, data in sorted(assets.items()):
         old = previous / path
         same = old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data
-        _place(staging / path, data, old if same else None)
+        _place(staging / path, data, old if same else None, made)
         if not same:
             stats.changed.append(path)
         written.add(path)
-    if previous.is_dir():
-        stats.removed = sorted(
-            p.relative_to(previous).as_posix()
-            for p in previous.rglob("*")
-            if p.is_file() and p.relative_to(previous).as_posix() not in written
-        )
+    stats.removed = sorted(set(_files_under(previous)) - written)
     return stats, digests
+
+
+def _files_under(folder: Path) -> list[str]:
+    """Relative posix paths of every file under ``folder`` (none when it does not exist)."""
+    out = []
+    for here, _dirs, files in os.walk(folder):
+        rel = Path(here).relative_to(folder).as_posix()
+        prefix = "" if rel == "." else rel + "/"
+        out += [prefix + f for f in files]
+    return out
 
 
 def asset_files() -> dict[str, bytes]:

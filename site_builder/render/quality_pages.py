@@ -6,9 +6,10 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from site_builder.metrics import quality
+from site_builder.metrics import intrinsic, quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages, records, records_by
@@ -62,34 +63,35 @@ class QualityResult:
         return self._by_game
 
 
-def _player(games: pd.DataFrame, site: SiteData) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One player's current-list row and all-time row, from their game rows."""
+def _player(
+    games: pd.DataFrame, at: np.ndarray[Any, Any], site: SiteData
+) -> tuple[list[Any], list[Any]]:
+    """One player's current-list rows and all-time rows, from their game rows (at ``at``)."""
     cfg = site.settings.quality
+    games = games.iloc[at]
     return (
-        quality.player_index(games, cfg, site.as_of_months),
-        quality.player_index(games, cfg, None),
+        quality.player_rows(games, cfg, site.as_of_months),
+        quality.player_rows(games, cfg, None),
     )
 
 
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
-    moves = site.moves
-    if not moves.empty:
-        moves = moves[moves["time_class"] == "classical"]
+    moves = site.classical_moves
     # The per-game table in one vectorised pass; the player indexes per player, so that a
     # rebuild recomputes only the players whose games changed.
     games = quality.game_quality(moves, cfg)
     key = site.settings.digest("quality")
-    parts = [
-        site.per_player("quality", str(name), key, functools.partial(_player, g, site))
-        for name, g in (games.groupby("player", sort=True) if not games.empty else [])
-    ]
+    parts = site.per_players(
+        "quality",
+        key,
+        {
+            str(name): functools.partial(_player, games, at, site)
+            for name, at in intrinsic.group_positions(games, "player").items()
+        },
+    )
     current, historical = (
-        (
-            pd.concat([p[i] for p in parts], ignore_index=True)
-            if parts
-            else pd.DataFrame(columns=quality.PLAYER_COLUMNS)
-        )
+        quality.frame_of_parts([p[i] for p in parts.values()], quality.PLAYER_COLUMNS)
         for i in range(2)
     )
     games = games.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)

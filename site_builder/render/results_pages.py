@@ -168,10 +168,13 @@ def compute(site: SiteData) -> ResultsData:
     ecos = {gid: e for gid, (e, _) in eco_source.items()}
     eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
     draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
-    facts = {
-        g.game_id: results.GameFacts(style.material_trace(g.moves), ecos.get(g.game_id))
-        for g in games
-    }
+    # Each game's material figures, reused while the game and [results] are unchanged.
+    material = site.per_game(
+        "results-material",
+        site.settings.digest("results"),
+        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
+    )
+    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
     rows = results.player_games(games, facts, updates, draw_pct, cfg)
     recs = results.row_records(rows)
 
@@ -185,6 +188,7 @@ def compute(site: SiteData) -> ResultsData:
     scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
     lists: dict[str, pd.DataFrame] = {}
     ye = year_end["classical"]
+    by_class = results.class_rows(recs)
     for key, scope in scopes.items():
         notes: dict[str, str] = {}
         if key in ("current", "fighter"):
@@ -199,7 +203,9 @@ def compute(site: SiteData) -> ResultsData:
             ratings = now[key]
         else:  # rapid-YYYY
             ratings = results.year_ratings(year_end["rapid"], int(key.split("-")[1]))
-        lists[key] = results.evaluate_scope(recs, scope, ratings, notes)
+        lists[key] = results.evaluate_scope(
+            results.scope_rows(by_class, scope), scope, ratings, notes
+        )
 
     defaults = [g for g in games if is_default(g.time_class_reason)]
     per_file = Counter(g.source for g in defaults)

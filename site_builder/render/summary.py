@@ -142,13 +142,25 @@ def quality_event(site: SiteData, key: str) -> list[EventColumn]:
     if games is None:
         return []
     event_games = events_of(site).get(key, [])
-    ids = {g.game_id for g in event_games}
-    rows = games[games["game_id"].isin(ids) & (games["moves"] > 0)]
+
+    def make() -> dict[str, dict[str, list[float]]]:
+        """event → player → q of each analysed game, in the table's order."""
+        event_of = {g.game_id: event_key for event_key, gs in events_of(site).items() for g in gs}
+        scored = games[games["moves"] > 0]
+        out: dict[str, dict[str, list[float]]] = {}
+        for gid, p, q in zip(scored["game_id"], scored["player"], scored["q"], strict=True):
+            event = event_of.get(str(gid))
+            if event is not None:
+                out.setdefault(event, {}).setdefault(str(p), []).append(float(q))
+        return out
+
+    by_event: dict[str, dict[str, list[float]]] = _memo(games, "by_event", make)
+    qs = by_event.get(key, {})
     values: dict[str, float | None] = {}
     low: dict[str, float | None] = {}
     high: dict[str, float | None] = {}
-    for name, g in rows.groupby("player", sort=True):
-        values[str(name)], low[str(name)], high[str(name)] = mean_interval(float(q) for q in g["q"])
+    for name in sorted(qs):
+        values[name], low[name], high[name] = mean_interval(qs[name])
     if not values:
         return []
     notes = {
@@ -320,14 +332,14 @@ def intrinsic_event(site: SiteData, key: str) -> list[EventColumn]:
     frame = _frame(res, "event_players", "event", "player", "ipr", "ipr_lo", "ipr_hi", "status")
     if frame is None:
         return []
-    mine = frame[frame["event"] == key]
-    if mine.empty:
+    mine = records_by(frame, "event").get(key, [])
+    if not mine:
         return []
     values: dict[str, float | None] = {}
     low: dict[str, float | None] = {}
     high: dict[str, float | None] = {}
     notes: dict[str, str] = {}
-    for r in records(mine):
+    for r in mine:
         p = str(r["player"])
         status = str(r.get("status") or "")
         values[p] = None if status else _num(r["ipr"])
@@ -404,9 +416,19 @@ def _game_q(site: SiteData) -> dict[str, dict[str, float]]:
 
 def player_games_by_quality(site: SiteData, player: str) -> list[tuple[str, float]]:
     """(game_id, the player's q) for each analysed game, best first (ties by game id)."""
-    by_game = _game_q(site)
-    mine = [(gid, qs[player]) for gid, qs in by_game.items() if player in qs]
-    return sorted(mine, key=lambda t: (-t[1], t[0]))
+    games = _quality_games(site)
+    if games is None:
+        return []
+
+    def make() -> dict[str, list[tuple[str, float]]]:
+        out: dict[str, list[tuple[str, float]]] = {}
+        for gid, qs in _game_q(site).items():
+            for p, q in qs.items():
+                out.setdefault(p, []).append((gid, q))
+        return {p: sorted(mine, key=lambda t: (-t[1], t[0])) for p, mine in out.items()}
+
+    by_player: dict[str, list[tuple[str, float]]] = _memo(games, "by_player", make)
+    return by_player.get(player, [])
 
 
 def event_games_by_quality(site: SiteData, key: str) -> list[tuple[str, float, float, float]]:

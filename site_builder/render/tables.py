@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from site_builder.render.writer import Page
+from site_builder.render.writer import Deferred, Page
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,11 @@ def download_pages(
 ) -> tuple[Downloads, list[Page]]:
     """``base.csv`` and ``base.json`` of ``rows`` with the documented ``columns``."""
     d = downloads_of(base, columns)
+    keys = d.keys
+    # Made only when written: an unchanged table is linked from the last build.
     return d, [
-        Page(d.csv, "", {"bytes": csv_bytes(rows, d.keys)}),
-        Page(d.json, "", {"bytes": json_bytes(rows, d.keys)}),
+        Page(d.csv, "", {"bytes": Deferred(("csv", keys, rows), lambda: csv_bytes(rows, keys))}),
+        Page(d.json, "", {"bytes": Deferred(("json", keys, rows), lambda: json_bytes(rows, keys))}),
     ]
 
 

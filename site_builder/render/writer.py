@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,29 @@ def templates_dir() -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("templates/ not found beside or inside the site_builder package")
+
+
+class Deferred:
+    """A context value made only when its page is rendered.
+
+    ``key`` holds everything ``make()`` depends on: the page digest reads the key instead of
+    the value, so a page whose inputs are unchanged never makes it.
+    """
+
+    __slots__ = ("key", "make")
+
+    def __init__(self, key: Any, make: Callable[[], Any]) -> None:
+        self.key = key
+        self.make = make
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (for the page digest) as its inputs; never unpickled.
+        return (Deferred, (self.key, None))
+
+
+def resolved(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` with its top-level :class:`Deferred` values made."""
+    return {k: v.make() if isinstance(v, Deferred) else v for k, v in context.items()}
 
 
 @dataclass(frozen=True)
@@ -63,9 +86,16 @@ def chart_json(fig: dict[str, Any]) -> Markup:
     return Markup(to_script_json(fig))
 
 
-def environment() -> jinja2.Environment:
+def environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
+    """The site's Jinja environment; with ``bytecode_dir``, compiled templates are kept there
+    between builds (Jinja's own bytecode cache, checked against each template's source)."""
+    cache = None
+    if bytecode_dir is not None:
+        bytecode_dir.mkdir(parents=True, exist_ok=True)
+        cache = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        bytecode_cache=cache,
         autoescape=True,  # every string from a PGN is untrusted
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -83,22 +113,22 @@ def root_for(path: str) -> str:
     return "../" * depth
 
 
+def page_bytes(page: Page, env: jinja2.Environment, common: dict[str, Any]) -> bytes:
+    """The bytes of one page: its template rendered, or the download made by its builder."""
+    own = resolved(page.context)
+    if not page.template:
+        data: bytes = own["bytes"]
+        return data
+    context = {**common, **own, "root": root_for(page.path), "page_path": page.path}
+    return env.get_template(page.template).render(context).encode("utf-8")
+
+
 def render_pages(pages: Sequence[Page], staging: Path, common: dict[str, Any]) -> dict[str, bytes]:
     """Render every page into ``staging``; returns {path: bytes}."""
     env = environment()
     out: dict[str, bytes] = {}
     for page in sorted(pages, key=lambda p: p.path):
-        if not page.template:  # a download: bytes made by the page builder
-            data = page.context["bytes"]
-        else:
-            template = env.get_template(page.template)
-            context = {
-                **common,
-                **page.context,
-                "root": root_for(page.path),
-                "page_path": page.path,
-            }
-            data = template.render(context).encode("utf-8")
+        data = page_bytes(page, env, common)
         target = staging / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)

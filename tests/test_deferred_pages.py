@@ -1,0 +1,57 @@
+"""Deferred page values: made only when their page is written, digested by their key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from site_builder.render import charts
+from site_builder.render.output import write_site
+from site_builder.render.tables import Column, download_pages
+from site_builder.render.writer import Deferred, Page, swap_into_place
+
+
+def _write(pages: list[Page], out: Path, old: dict[str, str]) -> tuple[dict[str, str], Path]:
+    staging = out.with_name("staging")
+    staging.mkdir()
+    _stats, digests = write_site(pages, {}, staging, {}, out, old, "shared")
+    swap_into_place(staging, out)
+    return digests, out
+
+
+def test_a_deferred_value_is_made_only_when_its_key_changes(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def table(key: str) -> Page:
+        def make() -> bytes:
+            made.append(key)
+            return f"rows of {key}\n".encode()
+
+        return Page("data/t.csv", "", {"bytes": Deferred(("t", key), make)})
+
+    out = tmp_path / "out"
+    digests, _ = _write([table("a")], out, {})
+    assert made == ["a"] and (out / "data/t.csv").read_bytes() == b"rows of a\n"
+    digests, _ = _write([table("a")], out, digests)
+    assert made == ["a"]  # same key: linked from the last build, never made
+    assert (out / "data/t.csv").read_bytes() == b"rows of a\n"
+    _write([table("b")], out, digests)
+    assert made == ["a", "b"] and (out / "data/t.csv").read_bytes() == b"rows of b\n"
+
+
+def test_downloads_are_made_from_their_rows(tmp_path: Path) -> None:
+    rows = [{"player": "Tal, Mihail", "q": 61.23456}, {"player": "<b>x</b>", "q": float("nan")}]
+    cols = (Column("player", "Player", "name"), Column("q", "q", "quality", True))
+    _d, pages = download_pages("data/q", rows, cols)
+    out = tmp_path / "out"
+    digests, _ = _write(pages, out, {})
+    assert (out / "data/q.csv").read_text() == 'player,q\n"Tal, Mihail",61.2346\n<b>x</b>,\n'
+    assert '"q": null' in (out / "data/q.json").read_text()
+    # Other rows give another digest, so the files are remade.
+    _d, changed = download_pages("data/q", rows[:1], cols)
+    again = write_site(changed, {}, tmp_path / "s2", {}, out, digests, "shared")[1]
+    assert again["data/q.csv"] != digests["data/q.csv"]
+
+
+def test_figures_are_cleaned_when_written() -> None:
+    fig = charts.figure([{"x": [1.234567, float("nan")], "y": [float("inf"), 2]}], {})
+    assert charts.to_script_json(fig) == '{"data":[{"x":[1.2346,null],"y":[null,2]}],"layout":{}}'
