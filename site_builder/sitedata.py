@@ -132,17 +132,12 @@ class SiteData:
             h.update(f"{gid}={self.game_keys.get(gid, '')};".encode())
         return h.hexdigest()
 
-    def units_digest(self, units: pd.DataFrame, settings_key: str) -> str:
-        """Digest of a group of units (a player's turns in a game): which units, their games
-        and analysis, and the settings the group's value depends on."""
-        games = self.games_digest(units["game_id"].astype(str))
-        return f"{games}|{self.games_digest(units['player'].astype(str))}|{settings_key}"
-
     def units_digests(
         self, units: pd.DataFrame, groups: Mapping[str, Iterable[int]], settings_key: str
     ) -> dict[str, str]:
-        """:meth:`units_digest` of every group of ``units`` (``{group id: row positions}``),
-        without a frame per group."""
+        """Digest of each group of units (a player's turns in a game), given as ``{group id:
+        row positions}``: which units, their games and analysis, and the settings the
+        group's value depends on."""
         game_ids = units["game_id"].astype(str).tolist()
         players = units["player"].astype(str).tolist()
         return {
