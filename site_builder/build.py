@@ -6,14 +6,16 @@ import asyncio
 import contextlib
 import dataclasses
 import fnmatch
+import gc
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import chess
+from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 from tqdm import tqdm
 
 if TYPE_CHECKING:
@@ -540,7 +542,20 @@ def compute_metrics(
 
     With a build cache, a family whose code, settings sections, data (``data_key``) and the
     results it read from other families are unchanged since the last build is not recomputed.
+    Linear algebra runs on one thread: a multi-threaded BLAS sums in an order that depends on
+    the machine's cores, which changed last digits of the pages from one machine to another.
     """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _compute_metrics(site, families, build_cache, data_key, seconds)
+
+
+def _compute_metrics(
+    site: SiteData,
+    families: list[Family],
+    build_cache: BuildCache | None,
+    data_key: str,
+    seconds: dict[str, float] | None,
+) -> list[str]:
     recomputed: list[str] = []
     keys: dict[str, str] = {}
     code = site.code or code_digest()
@@ -594,13 +609,15 @@ def render_site(
     output_dir: Path,
     old_digests: dict[str, str] | None = None,
     bytecode_dir: Path | None = None,
-) -> tuple[RenderResult, dict[str, str]]:
+    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+) -> tuple[RenderResult, dict[str, Any]]:
     """Write the site into a staging folder and swap it into place.
 
-    Pages whose inputs match ``old_digests`` (from the last build) are linked, not rendered.
-    Returns the result and the new page digests.
+    Pages whose inputs match ``old_digests`` (from the last build) are linked, not rendered;
+    page sets whose key matches ``old_sets`` are linked without being made. Returns the
+    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
-    pages = [p for fam in families for p in fam.pages(site)]
+    items = [p for fam in families for p in fam.pages(site)]
     staging = output_dir.with_name(output_dir.name + ".staging")
     if staging.exists():
         shutil.rmtree(staging)
@@ -613,11 +630,19 @@ def render_site(
         "version": __version__,
     }
     shared = digest([templates_digest(), site.code or code_digest(), repr(common)])
-    written, digests = write_site(
-        pages, asset_files(), staging, common, output_dir, old_digests or {}, shared, bytecode_dir
+    written, digests, sets = write_site(
+        items,
+        asset_files(),
+        staging,
+        common,
+        output_dir,
+        old_digests or {},
+        shared,
+        bytecode_dir,
+        old_sets,
     )
     swap_into_place(staging, output_dir)
-    return RenderResult(len(pages), written), digests
+    return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 
 #: The manifest entries every family's numbers depend on (besides code and settings).
@@ -658,6 +683,17 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
     return new
 
 
+@contextlib.contextmanager
+def _long_lived(site: SiteData) -> Iterator[SiteData]:
+    """The games, plies and move table live for the whole build: kept out of the garbage
+    collector's scans (``gc.freeze``), which otherwise walk millions of them again and again."""
+    gc.freeze()
+    try:
+        yield site
+    finally:
+        gc.unfreeze()
+
+
 def build(
     content_dir: Path,
     output_dir: Path,
@@ -673,7 +709,7 @@ def build(
     stats = BuildStats()
     recover_output(output_dir)
     cache_dir = cache_dir or default_cache_dir(content_dir)
-    with BuildCache(build_cache_dir(cache_dir)) as build_cache:
+    with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
         site = prepare(
             content_dir,
             settings,
@@ -687,6 +723,7 @@ def build(
         )
         if site is None:
             return stats
+        stack.enter_context(_long_lived(site))
         clock = _Clock(stats)
         manifest_key = f"manifest|{output_dir.resolve()}"
         old = build_cache.get(manifest_key) or {}
@@ -719,10 +756,15 @@ def build(
         stats.group_counts = site.group_counts
         stats.elo_resumed = site.facts.get("elo_resumed", {})
         clock.lap("metrics")
-        result, digests = render_site(
-            site, families, output_dir, old.get("pages"), build_cache_dir(cache_dir) / "jinja"
+        result, rendered = render_site(
+            site,
+            families,
+            output_dir,
+            old.get("pages"),
+            build_cache_dir(cache_dir) / "jinja",
+            old.get("page_sets"),
         )
-        build_cache.set(manifest_key, {**new, "pages": digests})
+        build_cache.set(manifest_key, {**new, **rendered})
         clock.lap("render")
     stats.pages = result.pages
     stats.written = result.written

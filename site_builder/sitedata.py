@@ -6,7 +6,7 @@ import contextlib
 import fnmatch
 import functools
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -16,7 +16,7 @@ from site_builder.analysis.positions import Ply
 from site_builder.analysis.spec import AnalysisSpec
 from site_builder.config import Settings
 from site_builder.model import GameRecord, PgnDate, Problem
-from site_builder.render.writer import Page
+from site_builder.render.writer import Page, PageSet
 
 T = TypeVar("T")
 
@@ -254,13 +254,30 @@ class SiteData:
             return {}
         return {str(k): v for k, v in self.moves.groupby("game_id", sort=False).indices.items()}
 
-    def move_rows_of(self, game_id: str) -> list[dict[str, Any]]:
-        """The move-table rows of one game as dicts, in ply order."""
+    def move_rows_of(
+        self, game_id: str, columns: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The move-table rows of one game as dicts (only ``columns`` when given), in ply
+        order."""
         at = self._move_positions.get(game_id)
         if at is None:
             return []
-        rows: list[dict[str, Any]] = self.moves.iloc[at].to_dict("records")
-        return rows
+        if columns is None:
+            rows: list[dict[str, Any]] = self.moves.iloc[at].to_dict("records")
+            return rows
+        values = [self._move_column(c)[at].tolist() for c in columns]
+        return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
+
+    def _move_column(self, name: str) -> Any:
+        """One column of the move table as an array (made once)."""
+        found = self._move_arrays.get(name)
+        if found is None:
+            found = self._move_arrays[name] = self.moves[name].to_numpy()
+        return found
+
+    @functools.cached_property
+    def _move_arrays(self) -> dict[str, Any]:
+        return {}
 
     def player_path(self, name: str) -> str:
         return f"players/{self.player_slugs[name]}.html"
@@ -359,9 +376,13 @@ class Family:
 
     name: str
     compute: Callable[[SiteData], Any]
-    pages: Callable[[SiteData], list[Page]]
+    pages: Callable[[SiteData], Sequence[Page | PageSet]]
     nav: tuple[NavItem, ...] = ()
     player_sections: Callable[[SiteData, str], list[Section]] | None = None
+    #: What ``player_sections`` reads of the family's results for one player, gathered
+    #: cheaply: the player's pages are made again only when it (or another input) changes.
+    #: None: the sections themselves are part of the key.
+    player_inputs: Callable[[SiteData, str], Any] | None = None
     game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
     #: Blocks on an event (tournament or match) page, given the event key.
     event_sections: Callable[[SiteData, str], list[Section]] | None = None

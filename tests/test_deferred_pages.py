@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from site_builder.render import charts
-from site_builder.render.output import write_site
+from site_builder.render.output import CHECK_KEYS, StalePageKey, write_site
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Page, swap_into_place
+from site_builder.render.writer import Deferred, Page, PageSet, swap_into_place
 
 
 def _write(pages: list[Page], out: Path, old: dict[str, str]) -> tuple[dict[str, str], Path]:
     staging = out.with_name("staging")
     staging.mkdir()
-    _stats, digests = write_site(pages, {}, staging, {}, out, old, "shared")
+    _stats, digests, _sets = write_site(pages, {}, staging, {}, out, old, "shared")
     swap_into_place(staging, out)
     return digests, out
 
@@ -55,3 +57,31 @@ def test_downloads_are_made_from_their_rows(tmp_path: Path) -> None:
 def test_figures_are_cleaned_when_written() -> None:
     fig = charts.figure([{"x": [1.234567, float("nan")], "y": [float("inf"), 2]}], {})
     assert charts.to_script_json(fig) == '{"data":[{"x":[1.2346,null],"y":[null,2]}],"layout":{}}'
+
+
+def test_a_page_set_is_made_only_when_its_key_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+
+    def player(key: str, text: str) -> PageSet:
+        def make() -> list[Page]:
+            made.append(key)
+            return [Page("players/a.csv", "", {"bytes": text.encode()})]
+
+        return PageSet("player|a", ("games", key), make)
+
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    stats, digests, sets = write_site([player("1", "x")], {}, staging, {}, out, {}, "s")
+    swap_into_place(staging, out)
+    assert made == ["1"] and stats.sets_reused == 0 and sets["player|a"][1] == ["players/a.csv"]
+    stats, digests, sets = write_site(
+        [player("1", "x")], {}, staging, {}, out, digests, "s", None, sets
+    )
+    swap_into_place(staging, out)
+    assert made == ["1"] and stats.sets_reused == 1 and stats.pages == 1
+    assert (out / "players/a.csv").read_bytes() == b"x"
+    # A key that misses an input: the check mode finds the changed page.
+    monkeypatch.setenv(CHECK_KEYS, "1")
+    with pytest.raises(StalePageKey, match=r"players/a\.csv"):
+        write_site([player("1", "y")], {}, staging, {}, out, digests, "s", None, sets)

@@ -138,7 +138,7 @@ def _settings(content: Path, text: str):  # type: ignore[no-untyped-def]
     return load_settings(content)
 
 
-def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
+def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The design card's promise on the small real site: build, add a tournament, rebuild.
 
     Only the new tournament's uncached positions are analysed, only its players' numbers are
@@ -180,6 +180,10 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     # Positions whose lines are new, plus cached ones whose played move needs its own search.
     assert len(uncached) > 1000 and len(tasks) >= len(uncached)
 
+    # Page sets (a player's pages) are made anyway and checked against their unchanged keys.
+    from site_builder.render.output import CHECK_KEYS
+
+    monkeypatch.setenv(CHECK_KEYS, "1")
     again = build(content, out, settings, cache_dir=cache, **quiet)
     assert again.analysed == len(tasks)
     # Sequential ratings resume at the new tournament's month (August 2014), not from scratch.
@@ -213,16 +217,30 @@ def test_scenario_add_a_real_tournament(tmp_path: Path) -> None:
     untouched = [p for p in before if p in after and p not in w.changed]
     assert len(untouched) > 100  # most pages of the 188 old games are not rewritten
 
+    # One game between two newcomers (unrated, in no list): the other players' pages are not
+    # even made, and the check mode above makes them anyway to prove their keys complete.
+    newcomers = _split(new)[0].replace("Aronian, Levon", "Newcomer, Ann")
+    newcomers = newcomers.replace("Topalov, Veselin", "Newcomer, Bob")
+    newcomers = re.sub(r'\[(White|Black)Elo "\d+"\]\n', "", newcomers)
+    newcomers = newcomers.replace("Sinquefield Cup 2nd", "Newcomers")
+    (content / "games" / "newcomers.pgn").write_text(newcomers + "\n", encoding="utf-8")
+    fourth = build(content, out, settings, cache_dir=cache, **quiet)
+    assert fourth.analysed == 0 and fourth.written is not None
+    # Most players' conformance blocks read the all-players Markov blend and head-to-head
+    # scores, which every new game moves; the others' pages are linked unmade.
+    assert fourth.written.sets_reused > 0
+
     scratch = tmp_path / "scratch"
     shutil.rmtree(build_cache_dir(cache))  # a from-scratch build: no build cache, same evaluations
     fresh = build(content, scratch, settings, cache_dir=cache, **quiet)
     assert fresh.analysed == 0
-    assert fresh.elo_resumed["classical"] == (0, total)
+    assert fresh.elo_resumed["classical"] == (0, total + 1)  # with the newcomers' game
     assert _tree(out) == _tree(scratch)
 
     # Removing the tournament again: its games and the pages of its players who have no other
     # game go, and the site is the first build's again, byte for byte.
     (content / "games" / new.name).unlink()
+    (content / "games" / "newcomers.pgn").unlink()
     removed = build(content, out, settings, cache_dir=cache, **quiet)
     assert removed.analysed == 0 and removed.written is not None
     gone = {p for p in removed.written.removed if p.startswith("players/")}

@@ -661,9 +661,20 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+def player_inputs(site: SiteData, player: str) -> Any:
+    res: BayesianResult = site.results["bayesian"]
+    if res.status:
+        return res.status
+    frames = (res.players, res.years)
+    return [
+        res.mapping_status,
+        *(records_by(f, "player").get(player, []) if len(f) else [] for f in frames),
+    ]
+
+
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: BayesianResult = site.results["bayesian"]
-    if res.status or res.sides.empty:
+    if res.status or len(res.sides) == 0:
         return []
     rows = records_by(res.sides, "game_id").get(game.game_id, [])
     if not rows:
@@ -677,6 +688,7 @@ FAMILY = Family(
     pages=pages,
     nav=(NavItem("Skill", "skill.html"),),
     player_sections=player_sections,
+    player_inputs=player_inputs,
     game_sections=game_sections,
     methodology="partials/bayesian_methodology.html",
 )

@@ -1239,6 +1239,22 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+def player_inputs(site: SiteData, player: str) -> Any:
+    res: ConformanceResult = site.results["conformance"]
+    m = res.models
+    return (
+        res.by_player("strength", player),
+        res.by_player("best", player),
+        [
+            (key, m.white[key], m.black[key], m.white_rows[key], m.black_rows[key])
+            for key in res.eligible_of(player)
+        ],
+        [r for r in res.wcc if player in (r["player_a"], r["player_b"])],
+        _curves_by_player(res, res.cfg.strength_kind).get(player),
+        res.cfg,
+    )
+
+
 def event_sections(site: SiteData, key: str) -> list[Section]:
     res: ConformanceResult = site.results["conformance"]
     rows = [r for r in res.wcc if r["event_key"] == key]
@@ -1259,6 +1275,7 @@ FAMILY = Family(
     pages=pages,
     nav=(NavItem("Champions", "champions.html"),),
     player_sections=player_sections,
+    player_inputs=player_inputs,
     event_sections=event_sections,
     methodology="partials/conformance_methodology.html",
 )

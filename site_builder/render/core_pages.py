@@ -12,7 +12,7 @@ from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Page
+from site_builder.render.writer import Deferred, Page, PageSet
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
@@ -294,12 +294,33 @@ def player_page(
     ]
 
 
+def player_page_set(
+    site: SiteData, name: str, games: Sequence[GameRecord], families: Sequence[Family]
+) -> PageSet:
+    """:func:`player_page` made only when what it reads changed: the player's games as
+    listed, their ranks and summary, and each family's inputs for them."""
+    inputs = [
+        fam.player_inputs(site, name) if fam.player_inputs else fam.player_sections(site, name)
+        for fam in families
+        if fam.player_sections is not None
+    ]
+    key = (
+        site.player_slugs[name],
+        [_game_row(site, g, name) for g in games],
+        summary.player_summary(site, families, name),
+        summary.player_games_by_quality(site, name),
+        inputs,
+    )
+    return PageSet(f"player|{name}", key, lambda: player_page(site, name, games, families))
+
+
 # --- game page -----------------------------------------------------------------------------
 
 
 def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     plies = site.plies[game.game_id]
-    analysed = {int(r["ply"]): r for r in site.move_rows_of(game.game_id)}
+    shown = ("ply", "best_san", "e_best", "e_played", "delta", "is_best")
+    analysed = {int(r["ply"]): r for r in site.move_rows_of(game.game_id, shown)}
     rows = []
     xs, ys, hover = [], [], []
     for p in plies:
@@ -623,10 +644,10 @@ def methodology_page(site: SiteData, families: Sequence[Family]) -> Page:
 
 
 def make_core_family(families: Sequence[Family]) -> Family:
-    def pages(site: SiteData) -> list[Page]:
+    def pages(site: SiteData) -> list[Page | PageSet]:
         by_player = _games_of(site)
         by_event = site.games_of_event()
-        out = [
+        out: list[Page | PageSet] = [
             *players_page(site, by_player),
             search_index(site, by_player),
             methodology_page(site, families),
@@ -636,7 +657,7 @@ def make_core_family(families: Sequence[Family]) -> Family:
             out += event_page(site, key, event_games, families)
         out += report_page(site)
         for name, player_games in sorted(by_player.items()):
-            out += player_page(site, name, player_games, families)
+            out.append(player_page_set(site, name, player_games, families))
         neighbours: dict[str, tuple[GameRecord | None, GameRecord | None]] = {}
         for games in by_event.values():
             ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))

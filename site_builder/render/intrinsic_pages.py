@@ -944,6 +944,15 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+def player_inputs(site: SiteData, player: str) -> Any:
+    res: IntrinsicResult = site.results["intrinsic"]
+    if res.status:
+        return res.status
+    return [
+        records_by(f, "player").get(player, []) if len(f) else [] for f in (res.players, res.years)
+    ]
+
+
 def event_sections(site: SiteData, key: str) -> list[Section]:
     res: IntrinsicResult = site.results["intrinsic"]
     if res.status or res.events.empty:
@@ -1014,6 +1023,7 @@ FAMILY = Family(
     pages=pages,
     nav=(NavItem("IPR", "intrinsic.html"), NavItem("Calibration", "calibration.html")),
     player_sections=player_sections,
+    player_inputs=player_inputs,
     event_sections=event_sections,
     methodology="partials/intrinsic_methodology.html",
 )

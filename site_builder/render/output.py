@@ -19,13 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from site_builder.render.writer import Page, environment, page_bytes, templates_dir
+from site_builder.render.writer import Page, PageSet, environment, page_bytes, templates_dir
 
 
 @dataclass
 class WriteStats:
     rendered: int = 0  # pages whose template ran
     reused: int = 0  # pages whose inputs were unchanged: linked without rendering
+    sets_reused: int = 0  # page sets (a player's pages) linked without being made
+    pages: int = 0  # pages of the site (downloads included, assets not)
     changed: list[str] = field(default_factory=list)  # files whose bytes are new or different
     unchanged: int = 0  # files identical to the previous build's
     removed: list[str] = field(default_factory=list)  # files of the previous build now gone
@@ -45,8 +47,8 @@ def templates_digest() -> str:
     return tree_digest(templates_dir())
 
 
-def _page_digest(page: Page, shared: str) -> str | None:
-    """Digest of everything a page is made from; None when the context cannot be pickled.
+def _inputs_digest(inputs: Any, shared: str) -> str | None:
+    """Digest of what a page is made from; None when it cannot be pickled.
 
     A :class:`Deferred` value pickles as its key. The pickler runs without its memo ("fast"
     mode), so the bytes depend on the values only, not on which equal objects happen to be
@@ -56,10 +58,23 @@ def _page_digest(page: Page, shared: str) -> str | None:
     pickler = pickle.Pickler(buffer, protocol=5)
     pickler.fast = True
     try:
-        pickler.dump((page.template, page.context))
+        pickler.dump(inputs)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError):
         return None
     return hashlib.sha1(shared.encode() + buffer.getvalue()).hexdigest()
+
+
+def _page_digest(page: Page, shared: str) -> str | None:
+    return _inputs_digest((page.template, page.context), shared)
+
+
+#: Set to 1 to make every page set anyway and check that an unchanged key meant unchanged
+#: pages (the incremental scenario test runs with it).
+CHECK_KEYS = "SITE_BUILDER_CHECK_PAGE_KEYS"
+
+
+class StalePageKey(AssertionError):
+    """A page set's key was unchanged but its pages were not: the key misses an input."""
 
 
 def _place(target: Path, data: bytes | None, old: Path | None, made: set[Path]) -> None:
@@ -77,7 +92,7 @@ def _place(target: Path, data: bytes | None, old: Path | None, made: set[Path]) 
 
 
 def write_site(
-    pages: Sequence[Page],
+    items: Sequence[Page | PageSet],
     assets: dict[str, bytes],
     staging: Path,
     common: dict[str, Any],
@@ -85,13 +100,61 @@ def write_site(
     old_digests: dict[str, str],
     shared_digest: str,
     bytecode_dir: Path | None = None,
-) -> tuple[WriteStats, dict[str, str]]:
-    """Write ``pages`` and ``assets`` into ``staging``. Returns (stats, new page digests)."""
+    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
+    """Write pages and ``assets`` into ``staging``.
+
+    A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is linked
+    without being made. Returns (stats, new page digests, new page-set keys and paths).
+    """
     env = environment(bytecode_dir)
     stats = WriteStats()
     digests: dict[str, str] = {}
     written: set[str] = set()
     made: set[Path] = set()  # folders created in staging
+    check = os.environ.get(CHECK_KEYS) == "1"
+    sets: dict[str, tuple[str, list[str]]] = {}
+    pages: list[Page] = []
+    for item in items:
+        if not isinstance(item, PageSet):
+            pages.append(item)
+            continue
+        key = _inputs_digest(item.key, shared_digest)
+        last = (old_sets or {}).get(item.name)
+        reuse = (
+            key is not None
+            and last is not None
+            and last[0] == key
+            and all(p in old_digests and (previous / p).is_file() for p in last[1])
+        )
+        if not reuse or check:
+            fresh = item.make()
+            if reuse and last is not None:
+                stale = sorted(
+                    {p.path for p in fresh} ^ set(last[1])
+                    | {
+                        p.path
+                        for p in fresh
+                        if _page_digest(p, shared_digest) != old_digests.get(p.path)
+                    }
+                )
+                if stale:
+                    raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
+            if not reuse:
+                pages.extend(fresh)
+                if key is not None:
+                    sets[item.name] = (key, sorted(p.path for p in fresh))
+                continue
+        assert last is not None
+        sets[item.name] = last
+        stats.sets_reused += 1
+        for path in last[1]:
+            _place(staging / path, None, previous / path, made)
+            digests[path] = old_digests[path]
+            stats.reused += 1
+            stats.unchanged += 1
+            written.add(path)
+    stats.pages = len(written) + len(pages)
     for page in sorted(pages, key=lambda p: p.path):
         old = previous / page.path
         old_exists = old.is_file()
@@ -122,7 +185,7 @@ def write_site(
             stats.changed.append(path)
         written.add(path)
     stats.removed = sorted(set(_files_under(previous)) - written)
-    return stats, digests
+    return stats, digests, sets
 
 
 def _files_under(folder: Path) -> list[str]:

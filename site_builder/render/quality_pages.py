@@ -232,6 +232,13 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+def player_inputs(site: SiteData, player: str) -> Any:
+    res: QualityResult = site.results["quality"]
+    return [
+        records_by(f, "player").get(player, []) for f in (res.games, res.historical, res.current)
+    ]
+
+
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: QualityResult = site.results["quality"]
     rows = res.rows_by_game().get(game.game_id, [])
@@ -246,6 +253,7 @@ FAMILY = Family(
     pages=pages,
     nav=(NavItem("Quality index", "index.html"),),
     player_sections=player_sections,
+    player_inputs=player_inputs,
     game_sections=game_sections,
     methodology="partials/quality_methodology.html",
     player_summary=summary.quality_summary,

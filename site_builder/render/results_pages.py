@@ -1071,6 +1071,19 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+def player_inputs(site: SiteData, player: str) -> Any:
+    res: ResultsData = site.results["results"]
+    statuses = res.statuses().get(player, [])
+    # The section reads an update's global ``order`` only to sort them.
+    updates = sorted(res.by("updates", "player", player), key=lambda u: u["order"])
+    return (
+        res.by("rows", "player", player),
+        [{k: v for k, v in u.items() if k != "order"} for u in updates],
+        statuses,
+        [res.scopes[key] for key, _row, _rank in statuses],
+    )
+
+
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: ResultsData = site.results["results"]
     upd = res.by("updates", "game_id", game.game_id)
@@ -1124,6 +1137,7 @@ FAMILY = Family(
         NavItem("Lists side by side", "lists.html"),
     ),
     player_sections=player_sections,
+    player_inputs=player_inputs,
     game_sections=game_sections,
     methodology="partials/results_methodology.html",
 )

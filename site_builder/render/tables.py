@@ -69,7 +69,18 @@ def _plain(value: Any) -> Any:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    """The rows as plain dicts (None for missing values), a column at a time."""
+    if len(frame.columns) == 0:
+        return [{} for _ in range(len(frame))]
+    names = [str(c) for c in frame.columns]
+    columns = []
+    for i in range(len(names)):
+        col = frame.iloc[:, i]
+        values = col.tolist()
+        if col.dtype == object or isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
+            values = [_plain(v) for v in values]  # NA, None and numpy scalars inside
+        columns.append(values)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 _MEMO: dict[tuple[int, str], tuple[object, Any]] = {}
@@ -133,4 +144,35 @@ def json_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
                 v = None
             item[c] = v
         out.append(item)
-    return (json.dumps(out, ensure_ascii=False, sort_keys=False, indent=1) + "\n").encode("utf-8")
+    text = _indented_rows(out, columns)
+    if text is None:  # a value that is not a scalar: the general encoder
+        text = json.dumps(out, ensure_ascii=False, sort_keys=False, indent=1)
+    return (text + "\n").encode("utf-8")
+
+
+_SCALARS = (str, int, float, type(None))
+
+
+def _indented_rows(items: list[dict[str, Any]], columns: Sequence[str]) -> str | None:
+    """``json.dumps(items, ensure_ascii=False, indent=1)`` for rows of scalars, with each
+    scalar encoded by the C encoder (the indenting encoder is pure Python); None when a value
+    is not a scalar."""
+    import json
+
+    if not items:
+        return "[]"
+    if not columns:
+        return "[\n " + ",\n ".join("{}" for _ in items) + "\n]"
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    keys = [encode(c) + ": " for c in columns]
+    parts = []
+    for item in items:
+        values = list(item.values())
+        if not all(isinstance(v, _SCALARS) for v in values):
+            return None
+        parts.append(
+            "{\n  "
+            + ",\n  ".join(k + encode(v) for k, v in zip(keys, values, strict=True))
+            + "\n }"
+        )
+    return "[\n " + ",\n ".join(parts) + "\n]"

@@ -44,6 +44,25 @@ class Deferred:
         return (Deferred, (self.key, None))
 
 
+@dataclass(frozen=True)
+class PageSet:
+    """The pages of one subject (a player), made only when ``key`` differs from the last
+    build's: ``key`` holds everything ``make()`` reads besides code, templates and settings,
+    and is much cheaper to build than the pages."""
+
+    name: str
+    key: Any
+    make: Callable[[], list[Page]]
+
+
+def expand(items: Sequence[Page | PageSet]) -> list[Page]:
+    """Every page, page sets made."""
+    out: list[Page] = []
+    for item in items:
+        out.extend(item.make() if isinstance(item, PageSet) else [item])
+    return out
+
+
 def resolved(context: dict[str, Any]) -> dict[str, Any]:
     """``context`` with its top-level :class:`Deferred` values made."""
     return {k: v.make() if isinstance(v, Deferred) else v for k, v in context.items()}
@@ -86,6 +105,19 @@ def chart_json(fig: dict[str, Any]) -> Markup:
     return Markup(to_script_json(fig))
 
 
+class SiteEnvironment(jinja2.Environment):
+    """Page rows are plain dicts: ``row.key`` looks the key up first (Jinja tries the
+    attribute first and pays for an exception on every cell of a table)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 def environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     """The site's Jinja environment; with ``bytecode_dir``, compiled templates are kept there
     between builds (Jinja's own bytecode cache, checked against each template's source)."""
@@ -93,7 +125,7 @@ def environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     if bytecode_dir is not None:
         bytecode_dir.mkdir(parents=True, exist_ok=True)
         cache = jinja2.FileSystemBytecodeCache(str(bytecode_dir))
-    env = jinja2.Environment(
+    env = SiteEnvironment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         bytecode_cache=cache,
         autoescape=True,  # every string from a PGN is untrusted
@@ -123,11 +155,13 @@ def page_bytes(page: Page, env: jinja2.Environment, common: dict[str, Any]) -> b
     return env.get_template(page.template).render(context).encode("utf-8")
 
 
-def render_pages(pages: Sequence[Page], staging: Path, common: dict[str, Any]) -> dict[str, bytes]:
+def render_pages(
+    pages: Sequence[Page | PageSet], staging: Path, common: dict[str, Any]
+) -> dict[str, bytes]:
     """Render every page into ``staging``; returns {path: bytes}."""
     env = environment()
     out: dict[str, bytes] = {}
-    for page in sorted(pages, key=lambda p: p.path):
+    for page in sorted(expand(pages), key=lambda p: p.path):
         data = page_bytes(page, env, common)
         target = staging / page.path
         target.parent.mkdir(parents=True, exist_ok=True)
