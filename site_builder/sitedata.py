@@ -80,25 +80,19 @@ class SiteData:
     ) -> dict[str, T]:
         """:meth:`per_player` for many players (``{player: compute}``), the last build's values
         read and this build's written as one memo entry."""
-        memo_on = self.memo is not None
-        slot = f"players|{family}"
-        last: dict[str, tuple[str, Any]] = (self.memo.get(slot) if memo_on else None) or {}
+
+        def compute(missing: list[str]) -> dict[str, T]:
+            # One commit for all the players' entries, not one per player.
+            with self.memo.transact() if self.memo is not None else contextlib.nullcontext():
+                return {p: self.per_player(family, p, settings_key, computes[p]) for p in missing}
+
         keys = {
             p: f"{self.player_keys[p]}|{settings_key}" for p in computes if p in self.player_keys
         }
-        out: dict[str, T] = {}
-        for player, key in keys.items():
-            found = last.get(player)
-            if found is not None and found[0] == key:
-                out[player] = found[1]
-        missing = [p for p in computes if p not in out]
-        if missing:
-            # One commit for all the players' entries, not one per player.
-            with self.memo.transact() if memo_on else contextlib.nullcontext():
-                for player in missing:
-                    out[player] = self.per_player(family, player, settings_key, computes[player])
-        if memo_on and {p: k for p, (k, _) in last.items()} != keys:
-            self.memo.set(slot, {p: (k, out[p]) for p, k in keys.items()})
+        out = self._batched(f"players|{family}", keys, compute)
+        unkeyed = [p for p in computes if p not in out]
+        if unkeyed:
+            out.update(compute(unkeyed))
         return {p: out[p] for p in computes}
 
     def per_game(
@@ -106,22 +100,33 @@ class SiteData:
     ) -> dict[str, T]:
         """``compute(game)`` of every game, reused from the last build where the game (its
         key) and ``settings_key`` are unchanged; the memo is read and written as one entry."""
-        memo_on = self._memo_on
-        slot = f"games|{family}"
-        last: dict[str, tuple[str, Any]] = (self.memo.get(slot) if memo_on else None) or {}
         keys = {
             g.game_id: f"{self.game_keys.get(g.game_id, '')}|{settings_key}" for g in self.games
         }
+        by_id = self.games_by_id
+        return self._batched(
+            f"games|{family}", keys, lambda missing: {gid: compute(by_id[gid]) for gid in missing}
+        )
+
+    def _batched(
+        self, slot: str, keys: dict[str, str], compute: Callable[[list[str]], dict[str, T]]
+    ) -> dict[str, T]:
+        """A value per id, reused from the last build's entry ``slot`` where the id's key is
+        unchanged; ``compute(missing ids)`` makes the rest. This build's values are written
+        back as one entry (one read and one write, not one per id). In ``keys`` order."""
+        memo_on = self._memo_on
+        last: dict[str, tuple[str, Any]] = (self.memo.get(slot) if memo_on else None) or {}
         out: dict[str, T] = {}
-        for g in self.games:
-            found = last.get(g.game_id)
-            if found is not None and found[0] == keys[g.game_id]:
-                out[g.game_id] = found[1]
-            else:
-                out[g.game_id] = compute(g)
-        if memo_on and {gid: k for gid, (k, _) in last.items()} != keys:
-            self.memo.set(slot, {gid: (k, out[gid]) for gid, k in keys.items()})
-        return out
+        for i, key in keys.items():
+            found = last.get(i)
+            if found is not None and found[0] == key:
+                out[i] = found[1]
+        missing = [i for i in keys if i not in out]
+        if missing:
+            out.update(compute(missing))
+        if memo_on and {i: k for i, (k, _) in last.items()} != keys:
+            self.memo.set(slot, {i: (k, out[i]) for i, k in keys.items()})
+        return {i: out[i] for i in keys}
 
     def games_digest(self, game_ids: Iterable[str]) -> str:
         """Digest of a set of games and their analysis (empty without a memo)."""
