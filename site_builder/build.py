@@ -239,13 +239,14 @@ def gather_moves(
     cache: EvalCache,
     mate_cp: int,
     not_analysed: dict[str, str],
-    build_cache: BuildCache | None = None,
+    build_cache: BuildCache | None,
+    fingerprints: dict[str, str],
 ) -> tuple[list[dict[str, Any]], set[str]]:
     """Move rows of every fully analysed game; the others get a reason in ``not_analysed``."""
     rows: list[dict[str, Any]] = []
     done: set[str] = set()
     for game in games:
-        key = rows_key(game, spec, mate_cp, plies_by_game[game.game_id])
+        key = rows_key(fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id])
         if build_cache is not None:
             cached = build_cache.get(key)
             if cached is not None:
@@ -280,9 +281,10 @@ def gather_moves(
     return rows, done
 
 
-def rows_key(game: GameRecord, spec: AnalysisSpec, mate_cp: int, plies: list[Ply]) -> str:
-    """Build-cache key of a game's move rows: present only once the game is fully analysed."""
-    return f"rows|{game_fingerprint(game)}|{spec.key}|{mate_cp}|{len(plies)}"
+def rows_key(fingerprint: str, spec: AnalysisSpec, mate_cp: int, plies: list[Ply]) -> str:
+    """Build-cache key of a game's move rows (``fingerprint``: :func:`game_fingerprint`):
+    present only once the game is fully analysed."""
+    return f"rows|{fingerprint}|{spec.key}|{mate_cp}|{len(plies)}"
 
 
 def game_fingerprint(game: GameRecord) -> str:
@@ -302,13 +304,24 @@ def game_fingerprint(game: GameRecord) -> str:
     )
 
 
+def fingerprint_of(site: SiteData, game: GameRecord) -> str:
+    """:func:`game_fingerprint`, computed once per build (kept in ``site.fingerprints``)."""
+    found = site.fingerprints.get(game.game_id)
+    if found is None:
+        found = site.fingerprints[game.game_id] = game_fingerprint(game)
+    return found
+
+
 def cached_plies(
-    games: list[GameRecord], keys_from: dict[str, int | None], build_cache: BuildCache | None
+    games: list[GameRecord],
+    keys_from: dict[str, int | None],
+    build_cache: BuildCache | None,
+    fingerprints: dict[str, str],
 ) -> dict[str, list[Ply]]:
     out = {}
     for g in games:
         start = keys_from[g.game_id]
-        key = f"plies|{game_fingerprint(g)}|{start}"
+        key = f"plies|{fingerprints[g.game_id]}|{start}"
         found = build_cache.get(key) if build_cache is not None else None
         if found is None:
             found = game_plies(g, start)
@@ -401,10 +414,10 @@ def _prepare(
     chosen, not_analysed = analysis_scope(games, settings)
     a = settings.analysis
     keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
-    plies = cached_plies(games, keys_from, build_cache)
+    fingerprints = {g.game_id: game_fingerprint(g) for g in games}
+    plies = cached_plies(games, keys_from, build_cache, fingerprints)
     to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
     stats.analysed_games = len(chosen)
-    games_by_id = {g.game_id: g for g in games}
     clock.lap("ingest")
 
     spec: AnalysisSpec | None = None
@@ -425,7 +438,7 @@ def _prepare(
                 complete = {
                     gid
                     for gid, gp in to_analyse.items()
-                    if rows_key(games_by_id[gid], spec, mate_cp, gp) in build_cache
+                    if rows_key(fingerprints[gid], spec, mate_cp, gp) in build_cache
                 }
                 run_analysis(
                     to_analyse,
@@ -455,6 +468,7 @@ def _prepare(
                 settings.quality.mate_cp,
                 not_analysed,
                 build_cache,
+                fingerprints,
             )
     elif analyse_only:
         echo("No games to analyse.")
@@ -471,6 +485,7 @@ def _prepare(
         not_analysed,
         stats,
     )
+    site.fingerprints = fingerprints
     clock.lap("moves")
     return site
 
@@ -660,7 +675,7 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
             p["games"].append(g.game_id)
             p["sources"][g.game_id] = g.source
             p["fingerprints"].append(
-                game_fingerprint(g) + ("+" if g.game_id in site.analysed else "")
+                fingerprint_of(site, g) + ("+" if g.game_id in site.analysed else "")
             )
     for p in players.values():
         p["digest"] = digest(sorted(p.pop("fingerprints")))
@@ -742,7 +757,9 @@ def build(
             for name, p in new["players"].items()
         }
         site.game_keys = {
-            g.game_id: digest([game_fingerprint(g), g.game_id in site.analysed, new["spec"], code])
+            g.game_id: digest(
+                [fingerprint_of(site, g), g.game_id in site.analysed, new["spec"], code]
+            )
             for g in site.games
         }
         stats.recomputed = compute_metrics(

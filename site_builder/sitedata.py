@@ -51,6 +51,8 @@ class SiteData:
     player_keys: dict[str, str] = field(default_factory=dict)
     #: game_id → digest of the game and its analysis (what its move rows depend on)
     game_keys: dict[str, str] = field(default_factory=dict)
+    #: game_id → digest of the game's record as its moves depend on it (build.game_fingerprint)
+    fingerprints: dict[str, str] = field(default_factory=dict)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -77,10 +77,13 @@ class StalePageKey(AssertionError):
     """A page set's key was unchanged but its pages were not: the key misses an input."""
 
 
-def _place(target: Path, data: bytes | None, old: Path | None, made: set[Path]) -> None:
-    if target.parent not in made:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        made.add(target.parent)
+def _place(staging: str, path: str, data: bytes | None, old: str | None, made: set[str]) -> None:
+    """Write ``data`` at ``staging/path``, or hard-link ``old`` there (``data`` None or equal)."""
+    target = os.path.join(staging, path)
+    folder = os.path.dirname(target)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        made.add(folder)
     if data is None or old is not None:
         assert old is not None
         try:
@@ -88,7 +91,12 @@ def _place(target: Path, data: bytes | None, old: Path | None, made: set[Path]) 
         except OSError:  # another file system: copy
             shutil.copy2(old, target)
         return
-    target.write_bytes(data)
+    with open(target, "wb") as f:
+        f.write(data)
+
+
+def _same_bytes(old: str, data: bytes) -> bool:
+    return os.path.getsize(old) == len(data) and Path(old).read_bytes() == data
 
 
 def write_site(
@@ -111,7 +119,9 @@ def write_site(
     stats = WriteStats()
     digests: dict[str, str] = {}
     written: set[str] = set()
-    made: set[Path] = set()  # folders created in staging
+    made: set[str] = set()  # folders created in staging
+    stage, before = str(staging), str(previous)
+    old_files = set(_files_under(previous))
     check = os.environ.get(CHECK_KEYS) == "1"
     sets: dict[str, tuple[str, list[str]]] = {}
     pages: list[Page] = []
@@ -125,7 +135,7 @@ def write_site(
             key is not None
             and last is not None
             and last[0] == key
-            and all(p in old_digests and (previous / p).is_file() for p in last[1])
+            and all(p in old_digests and p in old_files for p in last[1])
         )
         if not reuse or check:
             fresh = item.make()
@@ -149,20 +159,19 @@ def write_site(
         sets[item.name] = last
         stats.sets_reused += 1
         for path in last[1]:
-            _place(staging / path, None, previous / path, made)
+            _place(stage, path, None, os.path.join(before, path), made)
             digests[path] = old_digests[path]
             stats.reused += 1
             stats.unchanged += 1
             written.add(path)
     stats.pages = len(written) + len(pages)
     for page in sorted(pages, key=lambda p: p.path):
-        old = previous / page.path
-        old_exists = old.is_file()
+        old = os.path.join(before, page.path) if page.path in old_files else None
         digest = _page_digest(page, shared_digest)
         if digest is not None:
             digests[page.path] = digest
-        if digest is not None and old_exists and old_digests.get(page.path) == digest:
-            _place(staging / page.path, None, old, made)
+        if digest is not None and old is not None and old_digests.get(page.path) == digest:
+            _place(stage, page.path, None, old, made)
             stats.reused += 1
             stats.unchanged += 1
             written.add(page.path)
@@ -170,21 +179,21 @@ def write_site(
         data = page_bytes(page, env, common)
         if page.template:
             stats.rendered += 1
-        same = old_exists and old.stat().st_size == len(data) and old.read_bytes() == data
-        _place(staging / page.path, data, old if same else None, made)
+        same = old is not None and _same_bytes(old, data)
+        _place(stage, page.path, data, old if same else None, made)
         if same:
             stats.unchanged += 1
         else:
             stats.changed.append(page.path)
         written.add(page.path)
     for path, data in sorted(assets.items()):
-        old = previous / path
-        same = old.is_file() and old.stat().st_size == len(data) and old.read_bytes() == data
-        _place(staging / path, data, old if same else None, made)
+        old = os.path.join(before, path) if path in old_files else None
+        same = old is not None and _same_bytes(old, data)
+        _place(stage, path, data, old if same else None, made)
         if not same:
             stats.changed.append(path)
         written.add(path)
-    stats.removed = sorted(set(_files_under(previous)) - written)
+    stats.removed = sorted(old_files - written)
     return stats, digests, sets
 
 
