@@ -53,6 +53,8 @@ class SiteData:
     game_keys: dict[str, str] = field(default_factory=dict)
     #: game_id → digest of the game's record as its moves depend on it (build.game_fingerprint)
     fingerprints: dict[str, str] = field(default_factory=dict)
+    #: game_id → the game's common table row (render.core_pages), made once per build
+    game_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -21,7 +21,37 @@ SEARCH_INDEX = "assets/search-index.js"
 
 
 def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> dict[str, Any]:
-    row: dict[str, Any] = {
+    """A game as a table row (a fresh dict), with the opponent's side when ``player`` is given.
+
+    The common part is made once per game and build (a game is listed on many pages).
+    """
+    base = site.game_rows.get(game.game_id)
+    if base is None:
+        base = site.game_rows[game.game_id] = _base_row(site, game)
+    row = dict(base)
+    if player is not None:
+        white = game.white == player
+        row["colour"] = "White" if white else "Black"
+        row["opponent"] = game.black if white else game.white
+        row["opponent_href"] = site.player_path(row["opponent"])
+        row["opponent_elo"] = game.black_elo if white else game.white_elo
+        score = game.score_white
+        row["score"] = None if score is None else (score if white else 1 - score)
+    return row
+
+
+def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
+    by_player: dict[str, list[GameRecord]] = defaultdict(list)
+    for g in site.games:
+        by_player[g.white].append(g)
+        by_player[g.black].append(g)
+    for games in by_player.values():
+        games.sort(key=lambda g: (g.date.sort_key, g.event, g.round, g.game_id))
+    return by_player
+
+
+def _base_row(site: SiteData, game: GameRecord) -> dict[str, Any]:
+    return {
         "href": site.game_path(game.game_id),
         "page": site.game_path(game.game_id),
         "game_id": game.game_id,
@@ -42,25 +72,6 @@ def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> di
         "time_class": game.time_class,
         "analysed": game.game_id in site.analysed,
     }
-    if player is not None:
-        white = game.white == player
-        row["colour"] = "White" if white else "Black"
-        row["opponent"] = game.black if white else game.white
-        row["opponent_href"] = site.player_path(row["opponent"])
-        row["opponent_elo"] = game.black_elo if white else game.white_elo
-        score = game.score_white
-        row["score"] = None if score is None else (score if white else 1 - score)
-    return row
-
-
-def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
-    by_player: dict[str, list[GameRecord]] = defaultdict(list)
-    for g in site.games:
-        by_player[g.white].append(g)
-        by_player[g.black].append(g)
-    for games in by_player.values():
-        games.sort(key=lambda g: (g.date.sort_key, g.event, g.round, g.game_id))
-    return by_player
 
 
 # --- players list and search index ---------------------------------------------------------
@@ -398,7 +409,15 @@ def game_page(
         {
             "title": f"{game.white} – {game.black}",
             "game": _game_row(site, game),
-            "record": game,
+            # What the page shows of the record (the moves come with ``moves``).
+            "record": {
+                "site": game.site,
+                "time_class_reason": game.time_class_reason,
+                "white_elo": game.white_elo,
+                "black_elo": game.black_elo,
+                "source": game.source,
+                "line": game.line,
+            },
             "tags": sorted(game.tags.items()),
             "moves": moves,
             "eval_chart": fig,

@@ -1074,10 +1074,14 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 def player_inputs(site: SiteData, player: str) -> Any:
     res: ResultsData = site.results["results"]
     statuses = res.statuses().get(player, [])
-    # The section reads an update's global ``order`` only to sort them.
+    # The section reads an update's global ``order`` only to sort them, and a row's
+    # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
     updates = sorted(res.by("updates", "player", player), key=lambda u: u["order"])
+    rows = res.by("rows", "player", player)
+    classical = [r for r in rows if r["time_class"] == "classical"]
     return (
-        res.by("rows", "player", player),
+        [{k: v for k, v in r.items() if k != "opening_draw"} for r in rows],
+        results.style_summary(classical) if classical else None,
         [{k: v for k, v in u.items() if k != "order"} for u in updates],
         statuses,
         [res.scopes[key] for key, _row, _rank in statuses],

@@ -128,6 +128,7 @@ def environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     env = SiteEnvironment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         bytecode_cache=cache,
+        auto_reload=False,  # one build reads each template once (their digest is taken first)
         autoescape=True,  # every string from a PGN is untrusted
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
