@@ -206,14 +206,29 @@ def shares_from_bins(index: MoveIndex, bins: np.ndarray) -> GameShares:
     """
     bins = np.asarray(bins).astype(np.int64)  # an empty column may come as float
     keep = (bins >= 0) & (index.rows >= 0)
-    counts = np.zeros((len(index.ids), 2, N_BINS))
-    np.add.at(counts, (index.rows[keep], index.side[keep], bins[keep]), 1.0)
+    cells = (index.rows[keep] * 2 + index.side[keep]) * N_BINS + bins[keep]
+    size = len(index.ids) * 2 * N_BINS
+    counts = np.bincount(cells, minlength=size).astype(float).reshape(len(index.ids), 2, N_BINS)
     totals = counts.sum(axis=2)
     ok = (totals > 0).all(axis=1)
     cum = np.cumsum(counts, axis=2)[:, :, : MAX_BIN + 1]
     shares = cum / np.where(totals > 0, totals, 1)[:, :, None]
     ids = [g for g, k in zip(index.ids, ok, strict=True) if k]
     return GameShares(ids, shares[ok, 0], shares[ok, 1], index.result[ok])
+
+
+def p_at(index: MoveIndex, bins: np.ndarray, col: int) -> tuple[np.ndarray, np.ndarray]:
+    """p(x) = p_w(x) − p_b(x) at one grid column and the result, of the games that
+    :func:`shares_from_bins` keeps (the same numbers, without the other columns)."""
+    bins = np.asarray(bins).astype(np.int64)
+    keep = (bins >= 0) & (index.rows >= 0)
+    side_row = index.rows[keep] * 2 + index.side[keep]
+    size = len(index.ids) * 2
+    totals = np.bincount(side_row, minlength=size).astype(float).reshape(-1, 2)
+    upto = np.bincount(side_row[bins[keep] <= col], minlength=size).astype(float).reshape(-1, 2)
+    ok = (totals > 0).all(axis=1)
+    shares = upto[ok] / totals[ok]
+    return shares[:, 0] - shares[:, 1], index.result[ok]
 
 
 def game_shares(
@@ -293,8 +308,8 @@ def fit_ponderation(
     index = move_index(game_ids, white, results)
 
     def rho_at(k1: float, k2: float) -> float:
-        g = shares_from_bins(index, bin_of(ponderate(raw, e_best, k1, k2)))
-        return pearson(g.p[:, col], g.result)
+        p, result = p_at(index, bin_of(ponderate(raw, e_best, k1, k2)), col)
+        return pearson(p, result)
 
     start_rho = rho_at(*start)
     if math.isnan(start_rho):
