@@ -121,22 +121,33 @@ class GainModel:
         return np.asarray(inner / total, dtype=float)
 
 
+#: Frequencies per block of :func:`score_matrix` (a few MB of temporaries per block).
+SCORE_BLOCK = 2048
+
+
 def score_matrix(model: GainModel, spectra: np.ndarray) -> np.ndarray:
     """Every player-year (rows of ``spectra``) against every other: A's expected score.
 
     As F(S) = (conj(F_A)·F_B)^(n0+1) = conj(F_A^(n0+1))·F_B^(n0+1), each spectrum is raised to
-    the power once and every pair costs one product (a matrix product for all of them).
+    the power once and every pair costs one product (a matrix product for all of them). The
+    frequencies are taken in fixed blocks, so the temporaries stay small.
     """
-    powers = int_power(np.asarray(spectra), model.n0 + 1)
+    spectra = np.asarray(spectra)
     w = model.weights_spectrum()
     n = model.period
-    first = np.outer(np.conj(powers[:, 0]), powers[:, 0]).real
-    last = np.outer(np.conj(powers[:, -1]), powers[:, -1]).real
+    width = spectra.shape[1]
+    k = model.n0 + 1
+    p0, p_last = int_power(spectra[:, 0], k), int_power(spectra[:, -1], k)
+    first = np.outer(np.conj(p0), p0).real
+    last = np.outer(np.conj(p_last), p_last).real
     # Re Σ_k conj(P_a,k)·conj(W_k)·P_b,k, with real matrix products only
-    left = np.conj(powers[:, 1:-1]) * np.conj(w[1:-1])
-    right = powers[:, 1:-1]
-    middle = np.ascontiguousarray(left.real) @ np.ascontiguousarray(right.real).T
-    middle -= np.ascontiguousarray(left.imag) @ np.ascontiguousarray(right.imag).T
+    middle = np.zeros((len(spectra), len(spectra)))
+    for lo in range(1, width - 1, SCORE_BLOCK):
+        hi = min(lo + SCORE_BLOCK, width - 1)
+        right = int_power(spectra[:, lo:hi], k)
+        left = np.conj(right) * np.conj(w[lo:hi])
+        middle += np.ascontiguousarray(left.real) @ np.ascontiguousarray(right.real).T
+        middle -= np.ascontiguousarray(left.imag) @ np.ascontiguousarray(right.imag).T
     inner = (first * w[0].real + last * w[-1].real + 2 * middle) / n
     return np.asarray(inner / first, dtype=float)
 
