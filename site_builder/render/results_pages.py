@@ -69,6 +69,19 @@ class ResultsData:
         found: list[dict[str, Any]] = self._index[name].get(value, [])
         return found
 
+    def row_keys(self) -> dict[str, bytes]:
+        """player → a 64-bit hash of each of their ``rows`` (in order), ``opening_draw`` left
+        out: what a player page key reads of the rows (indexed once, hashed column-wise)."""
+        if "row_keys" not in self._index:
+            frame = self.rows.drop(columns=["opening_draw"], errors="ignore")
+            hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+            self._index["row_keys"] = {
+                str(p): hashes[at].tobytes()
+                for p, at in frame.groupby("player", sort=False).indices.items()
+            }
+        found: dict[str, bytes] = self._index["row_keys"]
+        return found
+
     def games(self, site: SiteData) -> dict[str, GameRecord]:
         if "games" not in self._index:
             self._index["games"] = site.games_by_id
@@ -1077,10 +1090,9 @@ def player_inputs(site: SiteData, player: str) -> Any:
     # The section reads an update's global ``order`` only to sort them, and a row's
     # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
     updates = sorted(res.by("updates", "player", player), key=lambda u: u["order"])
-    rows = res.by("rows", "player", player)
-    classical = [r for r in rows if r["time_class"] == "classical"]
+    classical = [r for r in res.by("rows", "player", player) if r["time_class"] == "classical"]
     return (
-        [{k: v for k, v in r.items() if k != "opening_draw"} for r in rows],
+        res.row_keys().get(player, b""),
         results.style_summary(classical) if classical else None,
         [{k: v for k, v in u.items() if k != "order"} for u in updates],
         statuses,
