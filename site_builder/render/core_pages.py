@@ -25,10 +25,7 @@ def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> di
 
     The common part is made once per game and build (a game is listed on many pages).
     """
-    base = site.game_rows.get(game.game_id)
-    if base is None:
-        base = site.game_rows[game.game_id] = _base_row(site, game)
-    row = dict(base)
+    row = dict(_base(site, game))
     if player is not None:
         white = game.white == player
         row["colour"] = "White" if white else "Black"
@@ -48,6 +45,14 @@ def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
     for games in by_player.values():
         games.sort(key=lambda g: (g.date.sort_key, g.event, g.round, g.game_id))
     return by_player
+
+
+def _base(site: SiteData, game: GameRecord) -> dict[str, Any]:
+    """The common part of a game's rows, made once per game and build (do not modify)."""
+    base = site.game_rows.get(game.game_id)
+    if base is None:
+        base = site.game_rows[game.game_id] = _base_row(site, game)
+    return base
 
 
 def _base_row(site: SiteData, game: GameRecord) -> dict[str, Any]:
@@ -433,6 +438,32 @@ def game_page(
     )
 
 
+def game_page_set(
+    site: SiteData,
+    game: GameRecord,
+    families: Sequence[Family],
+    neighbours: tuple[GameRecord | None, GameRecord | None] = (None, None),
+) -> Page | PageSet:
+    """:func:`game_page` made only when what it reads changed: the game and its analysis
+    (``site.game_keys``), the record's other fields, its row and its neighbours' rows, and
+    the families' sections. Without a game key, the page itself."""
+    game_key = site.game_keys.get(game.game_id)
+    if not game_key:
+        return game_page(site, game, families, neighbours)
+    sections = [fam.game_sections(site, game) for fam in families if fam.game_sections is not None]
+    key = (
+        game_key,
+        (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),
+        (game.source, game.line, sorted(game.tags.items())),
+        site.not_analysed.get(game.game_id, ""),
+        [_base(site, g) if g else None for g in (game, *neighbours)],
+        sections,
+    )
+    return PageSet(
+        f"game|{game.game_id}", key, lambda: [game_page(site, game, families, neighbours)]
+    )
+
+
 # --- events --------------------------------------------------------------------------------
 
 _CROSSTABLE_MAX = 20  # players; larger events show standings only
@@ -685,7 +716,7 @@ def make_core_family(families: Sequence[Family]) -> Family:
                 nxt = ordered[i + 1] if i + 1 < len(ordered) else None
                 neighbours[g.game_id] = (prev, nxt)
         out += [
-            game_page(site, g, families, neighbours.get(g.game_id, (None, None)))
+            game_page_set(site, g, families, neighbours.get(g.game_id, (None, None)))
             for g in site.games
         ]
         return out
