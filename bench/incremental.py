@@ -18,6 +18,7 @@ from site_builder.config import load_settings
 
 NEW = ROOT / "tests/data/new-tournament/20140827-20140906-sinquefield-cup-2nd.pgn"
 EVAL_CACHE = ROOT / ".cache" / "analysis"
+REPEATS = 3
 
 
 def _metric_render(stats) -> float:  # type: ignore[no-untyped-def]
@@ -43,12 +44,28 @@ def main() -> dict[str, float]:
         warm = build(content, out, settings, cache_dir=cache, **quiet)
         t_warm = time.perf_counter() - start
 
-        shutil.copyfile(NEW, content / "games" / "tournaments" / NEW.name)
-        start = time.perf_counter()
-        inc = build(content, out, settings, cache_dir=cache, **quiet)
-        t_inc = time.perf_counter() - start
+        # The rebuild after adding the tournament, REPEATS times from the same state (the
+        # machine's speed varies by ±15% from run to run): the median is reported.
+        build_cache = cache.with_name(cache.name + "-build")
+        snapshot = root / "snapshot"
+        for folder in (build_cache, out):
+            shutil.copytree(folder, snapshot / folder.name)
+        runs = []
+        for i in range(REPEATS):
+            if i:
+                for folder in (build_cache, out):
+                    shutil.rmtree(folder)
+                    shutil.copytree(snapshot / folder.name, folder)
+            added = content / "games" / "tournaments" / NEW.name
+            added.unlink(missing_ok=True)
+            shutil.copyfile(NEW, added)
+            start = time.perf_counter()
+            stats = build(content, out, settings, cache_dir=cache, **quiet)
+            runs.append((_metric_render(stats), time.perf_counter() - start, stats))
+        runs.sort(key=lambda r: r[0])
+        inc_mr, t_inc, inc = runs[len(runs) // 2]
 
-    full_mr, inc_mr = _metric_render(cold), _metric_render(inc)
+    full_mr = _metric_render(cold)
     w = inc.written
     print(f"incremental: demo ({cold.games} games, {cold.pages} pages), then + {NEW.name}")
     print(
@@ -75,6 +92,8 @@ def main() -> dict[str, float]:
         f"family: { ({k: len(v) for k, v in sorted(inc.recomputed_players.items())}) }"
     )
     ratio = inc_mr / full_mr if full_mr else float("nan")
+    each = ", ".join(f"{100 * mr / full_mr:.1f}%" for mr, _t, _s in runs)
+    print(f"  metric+render of each rebuild against the cold build: {each} (median reported)")
     print(
         f"RATIO metric+render, one added tournament / full: {100 * ratio:.0f}% "
         f"({'meets' if ratio <= 0.10 else 'misses'} the 10% target)"

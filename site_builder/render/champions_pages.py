@@ -252,6 +252,9 @@ def compute(site: SiteData) -> ConformanceResult:
     champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
     wcc = [_wcc_row(site, models, m) for m in titles.matches]
     mae = _mae_rows(wcc)
+    # The δ spectra (most of the result's size: 30 MB on the demo) serve the head-to-head
+    # and the title-match rows only; they are not kept with the result.
+    models.spectra.clear()
 
     comp = _complexity(site, moves, conf, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)

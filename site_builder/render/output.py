@@ -10,7 +10,6 @@ previous site intact, and unchanged files keep their inode and modification time
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import pickle
 import shutil
@@ -20,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from site_builder.render.writer import Page, PageSet, environment, page_bytes, templates_dir
+from site_builder.render.writer import (
+    Page,
+    PageSet,
+    environment,
+    fast_pickle,
+    page_bytes,
+    templates_dir,
+)
 
 
 @dataclass
@@ -55,14 +61,11 @@ def _inputs_digest(inputs: Any, shared: str) -> str | None:
     mode), so the bytes depend on the values only, not on which equal objects happen to be
     shared (a rebuild from the memo shares less).
     """
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.fast = True
     try:
-        pickler.dump(inputs)
+        data = fast_pickle(inputs)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError):
         return None
-    return hashlib.sha1(shared.encode() + buffer.getvalue()).hexdigest()
+    return hashlib.sha1(shared.encode() + data).hexdigest()
 
 
 def _page_digest(page: Page, shared: str) -> str | None:

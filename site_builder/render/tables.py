@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from site_builder.render.writer import Deferred, Page
+from site_builder.render.writer import Deferred, Digested, Page
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,12 @@ def download_pages(
     """``base.csv`` and ``base.json`` of ``rows`` with the documented ``columns``."""
     d = downloads_of(base, columns)
     keys = d.keys
-    # Made only when written: an unchanged table is linked from the last build.
+    # Made only when written: an unchanged table is linked from the last build. Both files
+    # read the same table, digested once.
+    table = Digested((keys, rows))
     return d, [
-        Page(d.csv, "", {"bytes": Deferred(("csv", keys, rows), lambda: csv_bytes(rows, keys))}),
-        Page(d.json, "", {"bytes": Deferred(("json", keys, rows), lambda: json_bytes(rows, keys))}),
+        Page(d.csv, "", {"bytes": Deferred(("csv", table), lambda: csv_bytes(rows, keys))}),
+        Page(d.json, "", {"bytes": Deferred(("json", table), lambda: json_bytes(rows, keys))}),
     ]
 
 

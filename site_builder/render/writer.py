@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import math
 import os
+import pickle
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +45,32 @@ class Deferred:
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled (for the page digest) as its inputs; never unpickled.
         return (Deferred, (self.key, None))
+
+
+def fast_pickle(value: Any) -> bytes:
+    """Pickle bytes that depend on the values only: no memo ("fast" mode), so which equal
+    objects happen to be shared does not matter (a rebuild from the memo shares less)."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.fast = True
+    pickler.dump(value)
+    return buffer.getvalue()
+
+
+class Digested:
+    """A page input shared by several pages (a table behind its CSV and JSON downloads):
+    pickled, for their digests, as the sha1 of its own pickle, computed once."""
+
+    __slots__ = ("_sha", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._sha: str | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._sha is None:
+            self._sha = hashlib.sha1(fast_pickle(self.value)).hexdigest()
+        return (Digested, (self._sha,))
 
 
 @dataclass(frozen=True)
