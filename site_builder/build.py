@@ -581,15 +581,18 @@ def _compute_metrics(
             [code, fam.name, {s: site.settings.digest(s) for s in sorted(set(used))}, data_key]
         )
         slot = f"family|{fam.name}"
-        memo = build_cache.get(slot) if build_cache is not None else None
+        # The keys apart from the result: a changed family never reads its old result.
+        head = build_cache.get(f"family-key|{fam.name}") if build_cache is not None else None
         if (
-            memo is not None
-            and memo["own"] == own
-            and all(keys.get(d) == k for d, k in memo["deps"].items())
+            head is not None
+            and head["own"] == own
+            and all(keys.get(d) == k for d, k in head["deps"].items())
         ):
-            site.results[fam.name] = memo["result"]
-            keys[fam.name] = memo["key"]
-            continue
+            memo = build_cache.get(slot) if build_cache is not None else None
+            if memo is not None and memo["key"] == head["key"]:
+                site.results[fam.name] = memo["result"]
+                keys[fam.name] = memo["key"]
+                continue
         recording = _RecordingResults(site.results)
         site.results = recording
         clock = time.perf_counter()
@@ -606,8 +609,9 @@ def _compute_metrics(
         if build_cache is not None:
             # An unpicklable result is simply not memoised.
             with contextlib.suppress(Exception):
+                build_cache.set(slot, {"key": keys[fam.name], "result": result})
                 build_cache.set(
-                    slot, {"own": own, "deps": deps, "key": keys[fam.name], "result": result}
+                    f"family-key|{fam.name}", {"own": own, "deps": deps, "key": keys[fam.name]}
                 )
     return recomputed
 

@@ -201,7 +201,8 @@ def _results_ranks(res: Any) -> dict[str, tuple[dict[str, int], int]]:
     out: dict[str, tuple[dict[str, int], int]] = {}
     if not isinstance(lists, dict):
         return out
-    for key, frame in lists.items():
+    for key, _label, _href in _RESULTS_LISTS:
+        frame = lists.get(key)
         if not isinstance(frame, pd.DataFrame) or "status" not in frame.columns:
             continue
         order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
@@ -221,7 +222,7 @@ def results_summary(site: SiteData, player: str) -> list[SummaryItem]:
         "rows",
         lambda: {
             k: _by_player(f)
-            for k, f in lists.items()
+            for k, f in ((k, lists.get(k)) for k, _label, _href in _RESULTS_LISTS)
             if isinstance(f, pd.DataFrame) and "player" in f.columns
         },
     )
