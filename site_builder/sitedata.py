@@ -55,8 +55,8 @@ class SiteData:
     fingerprints: dict[str, str] = field(default_factory=dict)
     #: game_id → the game's common table row (render.core_pages), made once per build
     game_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    #: game_id → sha1 of that row (what page keys hold)
-    game_row_digests: dict[str, bytes] = field(default_factory=dict, repr=False)
+    #: game_id → that row as page keys hold it (render.writer.Digested)
+    game_row_keys: dict[str, Any] = field(default_factory=dict, repr=False)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -4,7 +4,6 @@ and the player-search index every page's search box reads."""
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +12,7 @@ from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Page, PageSet, fast_pickle
+from site_builder.render.writer import Deferred, Digested, Page, PageSet
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
@@ -56,12 +55,11 @@ def _base(site: SiteData, game: GameRecord) -> dict[str, Any]:
     return base
 
 
-def _base_digest(site: SiteData, game: GameRecord) -> bytes:
-    """sha1 of :func:`_base`, once per game and build: page keys hold it instead of the row."""
-    found = site.game_row_digests.get(game.game_id)
+def _base_key(site: SiteData, game: GameRecord) -> Digested:
+    """:func:`_base` as page keys hold it: digested once per game and build."""
+    found = site.game_row_keys.get(game.game_id)
     if found is None:
-        found = hashlib.sha1(fast_pickle(_base(site, game))).digest()
-        site.game_row_digests[game.game_id] = found
+        found = site.game_row_keys[game.game_id] = Digested(_base(site, game))
     return found
 
 
@@ -333,7 +331,7 @@ def player_page_set(
     key = (
         site.player_slugs[name],
         # A row from the player's side is its game's common row plus fields made from it.
-        [_base_digest(site, g) for g in games],
+        [_base_key(site, g) for g in games],
         summary.player_summary(site, families, name),
         summary.player_games_by_quality(site, name),
         inputs,
@@ -467,7 +465,7 @@ def game_page_set(
         (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),
         (game.source, game.line, sorted(game.tags.items())),
         site.not_analysed.get(game.game_id, ""),
-        [_base_digest(site, g) if g else None for g in (game, *neighbours)],
+        [_base_key(site, g) if g else None for g in (game, *neighbours)],
         sections,
     )
     return PageSet(

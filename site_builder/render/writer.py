@@ -58,8 +58,9 @@ def fast_pickle(value: Any) -> bytes:
 
 
 class Digested:
-    """A page input shared by several pages (a table behind its CSV and JSON downloads):
-    pickled, for their digests, as the sha1 of its own pickle, computed once."""
+    """A page input shared by several pages or keys (a table behind its CSV and JSON
+    downloads, a game's row): pickled, for their digests, as the sha1 of its own pickle,
+    computed once."""
 
     __slots__ = ("_sha", "value")
 
@@ -75,8 +76,8 @@ class Digested:
 
 @dataclass(frozen=True)
 class PageSet:
-    """The pages of one subject (a player), made only when ``key`` differs from the last
-    build's: ``key`` holds everything ``make()`` reads besides code, templates and settings,
+    """The pages of one subject (a player, a game), made only when ``key`` differs from the
+    last build's: ``key`` holds everything ``make()`` reads besides code, templates and settings,
     and is much cheaper to build than the pages."""
 
     name: str
