@@ -100,8 +100,10 @@ def _place(staging: str, path: str, data: bytes | None, old: str | None, made: s
 
 
 class _Placer:
-    """Places files into staging on one worker thread, in batches: links and writes release
-    the interpreter lock, so they overlap with rendering. Leaving the ``with`` block waits."""
+    """Places files into staging on one worker thread, in batches. The worker gets the
+    interpreter lock back only when the rendering thread lets go of it (file reads and
+    writes, the switch interval), so most links still run in the final wait when leaving
+    the ``with`` block."""
 
     BATCH = 256
 
