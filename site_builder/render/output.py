@@ -14,7 +14,6 @@ import os
 import pickle
 import shutil
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,46 +98,6 @@ def _place(staging: str, path: str, data: bytes | None, old: str | None, made: s
         f.write(data)
 
 
-class _Placer:
-    """Places files into staging on one worker thread, in batches. The worker gets the
-    interpreter lock back only when the rendering thread lets go of it (file reads and
-    writes, the switch interval), so most links still run in the final wait when leaving
-    the ``with`` block."""
-
-    BATCH = 256
-
-    def __init__(self, staging: str) -> None:
-        self.staging = staging
-        self.made: set[str] = set()
-        self.batch: list[tuple[str, bytes | None, str | None]] = []
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="place")
-        self.done: list[Future[None]] = []
-
-    def __call__(self, path: str, data: bytes | None, old: str | None) -> None:
-        self.batch.append((path, data, old))
-        if len(self.batch) >= self.BATCH:
-            self._flush()
-
-    def _flush(self) -> None:
-        batch, self.batch = self.batch, []
-        if batch:
-            self.done.append(self.pool.submit(self._run, batch))
-
-    def _run(self, batch: list[tuple[str, bytes | None, str | None]]) -> None:
-        for path, data, old in batch:
-            _place(self.staging, path, data, old, self.made)
-
-    def __enter__(self) -> _Placer:
-        return self
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        self._flush()
-        self.pool.shutdown(wait=True)
-        if kind is None:
-            for f in self.done:
-                f.result()  # a failed write fails the build
-
-
 def _same_bytes(old: str, data: bytes) -> bool:
     return os.path.getsize(old) == len(data) and Path(old).read_bytes() == data
 
@@ -163,80 +122,84 @@ def write_site(
     stats = WriteStats()
     digests: dict[str, str] = {}
     written: set[str] = set()
-    before = str(previous)
-    with _Placer(str(staging)) as place:
-        old_files = set(_files_under(previous))
-        check = os.environ.get(CHECK_KEYS) == "1"
-        sets: dict[str, tuple[str, list[str]]] = {}
-        pages: list[Page] = []
-        for item in items:
-            if not isinstance(item, PageSet):
-                pages.append(item)
+    before, stage = str(previous), str(staging)
+    made: set[str] = set()  # folders created in staging
+
+    def place(path: str, data: bytes | None, old: str | None) -> None:
+        _place(stage, path, data, old, made)
+
+    old_files = set(_files_under(previous))
+    check = os.environ.get(CHECK_KEYS) == "1"
+    sets: dict[str, tuple[str, list[str]]] = {}
+    pages: list[Page] = []
+    for item in items:
+        if not isinstance(item, PageSet):
+            pages.append(item)
+            continue
+        key = _inputs_digest(item.key, shared_digest)
+        last = (old_sets or {}).get(item.name)
+        reuse = (
+            key is not None
+            and last is not None
+            and last[0] == key
+            and all(p in old_digests and p in old_files for p in last[1])
+        )
+        if not reuse or check:
+            fresh = item.make()
+            if reuse and last is not None:
+                stale = sorted(
+                    {p.path for p in fresh} ^ set(last[1])
+                    | {
+                        p.path
+                        for p in fresh
+                        if _page_digest(p, shared_digest) != old_digests.get(p.path)
+                    }
+                )
+                if stale:
+                    raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
+            if not reuse:
+                pages.extend(fresh)
+                if key is not None:
+                    sets[item.name] = (key, sorted(p.path for p in fresh))
                 continue
-            key = _inputs_digest(item.key, shared_digest)
-            last = (old_sets or {}).get(item.name)
-            reuse = (
-                key is not None
-                and last is not None
-                and last[0] == key
-                and all(p in old_digests and p in old_files for p in last[1])
-            )
-            if not reuse or check:
-                fresh = item.make()
-                if reuse and last is not None:
-                    stale = sorted(
-                        {p.path for p in fresh} ^ set(last[1])
-                        | {
-                            p.path
-                            for p in fresh
-                            if _page_digest(p, shared_digest) != old_digests.get(p.path)
-                        }
-                    )
-                    if stale:
-                        raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
-                if not reuse:
-                    pages.extend(fresh)
-                    if key is not None:
-                        sets[item.name] = (key, sorted(p.path for p in fresh))
-                    continue
-            assert last is not None
-            sets[item.name] = last
-            stats.sets_reused += 1
-            for path in last[1]:
-                place(path, None, os.path.join(before, path))
-                digests[path] = old_digests[path]
-                stats.reused += 1
-                stats.unchanged += 1
-                written.add(path)
-        stats.pages = len(written) + len(pages)
-        for page in sorted(pages, key=lambda p: p.path):
-            old = os.path.join(before, page.path) if page.path in old_files else None
-            digest = _page_digest(page, shared_digest)
-            if digest is not None:
-                digests[page.path] = digest
-            if digest is not None and old is not None and old_digests.get(page.path) == digest:
-                place(page.path, None, old)
-                stats.reused += 1
-                stats.unchanged += 1
-                written.add(page.path)
-                continue
-            data = page_bytes(page, env, common)
-            if page.template:
-                stats.rendered += 1
-            same = old is not None and _same_bytes(old, data)
-            place(page.path, data, old if same else None)
-            if same:
-                stats.unchanged += 1
-            else:
-                stats.changed.append(page.path)
-            written.add(page.path)
-        for path, data in sorted(assets.items()):
-            old = os.path.join(before, path) if path in old_files else None
-            same = old is not None and _same_bytes(old, data)
-            place(path, data, old if same else None)
-            if not same:
-                stats.changed.append(path)
+        assert last is not None
+        sets[item.name] = last
+        stats.sets_reused += 1
+        for path in last[1]:
+            place(path, None, os.path.join(before, path))
+            digests[path] = old_digests[path]
+            stats.reused += 1
+            stats.unchanged += 1
             written.add(path)
+    stats.pages = len(written) + len(pages)
+    for page in sorted(pages, key=lambda p: p.path):
+        old = os.path.join(before, page.path) if page.path in old_files else None
+        digest = _page_digest(page, shared_digest)
+        if digest is not None:
+            digests[page.path] = digest
+        if digest is not None and old is not None and old_digests.get(page.path) == digest:
+            place(page.path, None, old)
+            stats.reused += 1
+            stats.unchanged += 1
+            written.add(page.path)
+            continue
+        data = page_bytes(page, env, common)
+        if page.template:
+            stats.rendered += 1
+        same = old is not None and _same_bytes(old, data)
+        place(page.path, data, old if same else None)
+        if same:
+            stats.unchanged += 1
+        else:
+            stats.changed.append(page.path)
+        written.add(page.path)
+    for path, data in sorted(assets.items()):
+        old = os.path.join(before, path) if path in old_files else None
+        same = old is not None and _same_bytes(old, data)
+        place(path, data, old if same else None)
+        if not same:
+            stats.changed.append(path)
+        written.add(path)
     stats.removed = sorted(old_files - written)
     return stats, digests, sets
 
