@@ -38,7 +38,7 @@ from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.output import WriteStats, asset_files, templates_digest, write_site
 from site_builder.render.slugs import unique_slugs
-from site_builder.render.writer import recover_output, swap_into_place
+from site_builder.render.writer import commit_changes, recover_output
 from site_builder.sitedata import Family, SiteData, event_key
 
 Echo = Callable[[str], None]
@@ -630,10 +630,10 @@ def render_site(
     bytecode_dir: Path | None = None,
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
 ) -> tuple[RenderResult, dict[str, Any]]:
-    """Write the site into a staging folder and swap it into place.
+    """Write the new and changed files into a staging folder and move them into place.
 
-    Pages whose inputs match ``old_digests`` (from the last build) are linked, not rendered;
-    page sets whose key matches ``old_sets`` are linked without being made. Returns the
+    Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
+    page sets whose key matches ``old_sets`` are kept without being made. Returns the
     result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
     items = [p for fam in families for p in fam.pages(site)]
@@ -660,7 +660,7 @@ def render_site(
         bytecode_dir,
         old_sets,
     )
-    swap_into_place(staging, output_dir)
+    commit_changes(staging, output_dir, written.changed, written.removed)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 

@@ -1,5 +1,6 @@
 """A build killed with SIGKILL while it renders leaves the previous site as it was; the next
-build recovers and equals a build from scratch."""
+build recovers and equals a build from scratch. A build stopped while it moves its changed
+files into place is rolled back to the previous site."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from site_builder.render.output import write_site
+from site_builder.render.writer import Page, commit_changes, recover_output
 from tests.conftest import DATA, requires_engine
 from tests.test_incremental import _tree
 
@@ -68,3 +73,60 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
     fresh = _build(content, scratch, tmp_path / "cache-2")
     assert fresh.wait(timeout=900) == 0
     assert _tree(scratch) == after
+
+
+def _site(pages: dict[str, str], out: Path) -> None:
+    staging = out.with_name(out.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)  # as a build does
+    staging.mkdir()
+    items = [Page(path, "", {"bytes": text.encode()}) for path, text in pages.items()]
+    stats = write_site(items, {}, staging, {}, out, {}, "shared")[0]
+    commit_changes(staging, out, stats.changed, stats.removed)
+
+
+def _dirs(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
+
+
+FIRST = {"index.html": "home", "players/a.html": "A", "players/b.html": "B", "gone/x.csv": "x"}
+SECOND = {"index.html": "home 2", "players/a.html": "A", "players/c.html": "C", "new/y.csv": "y"}
+
+
+def test_only_changed_files_move_and_emptied_folders_go(tmp_path: Path) -> None:
+    out = tmp_path / "output"
+    _site(FIRST, out)
+    kept = (out / "players/a.html").stat().st_ino
+    _site(SECOND, out)
+    assert _tree(out) == {k: v.encode() for k, v in SECOND.items()}
+    assert _dirs(out) == ["new", "players"]
+    assert (out / "players/a.html").stat().st_ino == kept  # not touched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["output"]
+
+
+@pytest.mark.parametrize("stop_after", range(6))  # the second site takes six moves
+def test_a_commit_stopped_halfway_is_rolled_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_after: int
+) -> None:
+    out = tmp_path / "output"
+    _site(FIRST, out)
+    previous, folders = _tree(out), _dirs(out)
+    moves = 0
+    replace = os.replace
+
+    def stopping(src: object, dst: object) -> None:
+        nonlocal moves
+        # the first rename writes the journal; the moves follow
+        if moves == stop_after + 1:
+            raise KeyboardInterrupt("killed")
+        moves += 1
+        replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "replace", stopping)
+    with pytest.raises(KeyboardInterrupt):
+        _site(SECOND, out)
+    monkeypatch.setattr(os, "replace", replace)
+    recover_output(out)
+    assert _tree(out) == previous and _dirs(out) == folders
+    # the next build starts from the previous site and ends as if nothing had happened
+    _site(SECOND, out)
+    assert _tree(out) == {k: v.encode() for k, v in SECOND.items()}

@@ -9,14 +9,14 @@ import pytest
 from site_builder.render import charts
 from site_builder.render.output import CHECK_KEYS, StalePageKey, write_site
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Page, PageSet, swap_into_place
+from site_builder.render.writer import Deferred, Page, PageSet, commit_changes
 
 
 def _write(pages: list[Page], out: Path, old: dict[str, str]) -> tuple[dict[str, str], Path]:
     staging = out.with_name("staging")
     staging.mkdir()
-    _stats, digests, _sets = write_site(pages, {}, staging, {}, out, old, "shared")
-    swap_into_place(staging, out)
+    stats, digests, _sets = write_site(pages, {}, staging, {}, out, old, "shared")
+    commit_changes(staging, out, stats.changed, stats.removed)
     return digests, out
 
 
@@ -73,12 +73,12 @@ def test_a_page_set_is_made_only_when_its_key_changes(
 
     out, staging = tmp_path / "out", tmp_path / "staging"
     stats, digests, sets = write_site([player("1", "x")], {}, staging, {}, out, {}, "s")
-    swap_into_place(staging, out)
+    commit_changes(staging, out, stats.changed, stats.removed)
     assert made == ["1"] and stats.sets_reused == 0 and sets["player|a"][1] == ["players/a.csv"]
     stats, digests, sets = write_site(
         [player("1", "x")], {}, staging, {}, out, digests, "s", None, sets
     )
-    swap_into_place(staging, out)
+    commit_changes(staging, out, stats.changed, stats.removed)
     assert made == ["1"] and stats.sets_reused == 1 and stats.pages == 1
     assert (out / "players/a.csv").read_bytes() == b"x"
     # A key that misses an input: the check mode finds the changed page.

@@ -82,19 +82,22 @@ def test_stationary_vector_of_a_two_state_chain() -> None:
     assert lim.vector.tolist() == pytest.approx([q / (p + q), p / (p + q)])
 
 
-def test_batched_limits_equal_single_ones() -> None:
+def test_pair_limits_equal_single_games() -> None:
     rng = np.random.default_rng(3)
-    mats = []
-    for _ in range(5):
-        w = np.tril(rng.random((19, 19)))
-        b = np.triu(rng.random((19, 19)))
-        w = markov.stochastic(w)
-        b = markov.stochastic(b)
-        mats.append(w @ b)
+    whites = [markov.stochastic(np.tril(rng.random((19, 19)))) for _ in range(3)]
+    blacks = [markov.stochastic(np.triu(rng.random((19, 19)))) for _ in range(4)]
+    # a nearly idle player: these chains converge pairs later than the others
+    whites.append(markov.stochastic(np.eye(19) * 500 + np.tril(rng.random((19, 19)))))
     start = markov.start_vector(np.array([9, 9, 8, 10, 11]))
-    batch = markov.limits(start, np.stack(mats), 200, 1e-10)
-    for m, v in zip(mats, batch, strict=True):
-        assert v.tolist() == pytest.approx(markov.limit(start, m, 200, 1e-10).vector.tolist())
+    batch = markov.pair_limits(start, np.stack(whites), np.stack(blacks), 200, 1e-10)
+    assert batch.shape == (4, 4, 19)
+    pairs = set()
+    for i, w in enumerate(whites):
+        for j, b in enumerate(blacks):
+            single = markov.game(start, w, b, 200, 1e-10)
+            pairs.add(single.pairs)
+            assert batch[i, j].tolist() == pytest.approx(single.vector.tolist(), abs=1e-12)
+    assert len(pairs) > 1  # chains that stop at different pairs
 
 
 def test_sparse_rows_are_blended_and_ends_absorb() -> None:

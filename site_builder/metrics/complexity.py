@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 import pandas as pd
@@ -47,14 +48,16 @@ def indicators(depth_scores: Sequence[float], clip_cp: float) -> tuple[float, fl
 
 def move_indicators(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
     """The four indicators for every row of the move table (its ``depth_scores``)."""
-    lists = list(moves["depth_scores"])
+    lists = moves["depth_scores"].tolist()
     out = np.full((len(lists), len(INDICATORS)), np.nan)
-    lengths = np.array([len(x) for x in lists], dtype=int)
-    for n in sorted(set(lengths.tolist())):
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    flat = np.fromiter(chain.from_iterable(lists), dtype=float, count=int(lengths.sum()))
+    start = np.cumsum(lengths) - lengths
+    for n in np.unique(lengths).tolist():
         if n < 2:
             continue
         rows = np.flatnonzero(lengths == n)
-        s = np.clip(np.array([lists[i] for i in rows], dtype=float), -clip_cp, clip_cp)
+        s = np.clip(flat[start[rows, None] + np.arange(n)], -clip_cp, clip_cp)
         steps = np.abs(np.diff(s, axis=1))
         at = np.argmax(steps, axis=1)
         value = steps[np.arange(len(rows)), at]

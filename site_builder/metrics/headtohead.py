@@ -212,12 +212,13 @@ def head_to_head(models: Models) -> HeadToHead:
     white_win = np.full((n, n), np.nan)
     white_loss = np.full((n, n), np.nan)
     if n:
-        mats = np.einsum(
-            "iab,jbc->ijac",
+        vectors = markov.pair_limits(
+            models.start,
             np.stack([models.white[k] for k in keys]),
             np.stack([models.black[k] for k in keys]),
-        ).reshape(n * n, markov.N_CLASSES, markov.N_CLASSES)
-        vectors = markov.limits(models.start, mats, c.markov_max_pairs, c.markov_tolerance)
+            c.markov_max_pairs,
+            c.markov_tolerance,
+        ).reshape(n * n, markov.N_CLASSES)
         white_score = (vectors[:, -1] + 0.5 * vectors[:, 1:-1].sum(axis=1)).reshape(n, n)
         white_win = vectors[:, -1].reshape(n, n)
         white_loss = vectors[:, 0].reshape(n, n)

@@ -153,21 +153,31 @@ def limit(start: np.ndarray, matrix: np.ndarray, max_pairs: int, tol: float) -> 
     return Limit(pi, max_pairs, False)
 
 
-def limits(start: np.ndarray, matrices: np.ndarray, max_pairs: int, tol: float) -> np.ndarray:
-    """:func:`limit` for a stack of matrices (k × n × n) at once; returns k × n vectors.
+def pair_limits(
+    start: np.ndarray, whites: np.ndarray, blacks: np.ndarray, max_pairs: int, tol: float
+) -> np.ndarray:
+    """:func:`limit` of every game ``whites[i] · blacks[j]`` at once; returns i × j × n vectors.
 
-    Each chain stops (keeps its vector) at the first step whose L1 change is below ``tol``.
+    A move pair is taken as two half-steps, π·W_i then ·B_j, each one matrix product per
+    player, not one per pair. Each chain stops (keeps its vector) at the first pair whose L1
+    change is below ``tol``.
     """
-    k = matrices.shape[0]
-    pi = np.tile(np.asarray(start, dtype=float), (k, 1))
-    active = np.ones(k, dtype=bool)
+    n_w, n_b = whites.shape[0], blacks.shape[0]
+    pi = np.broadcast_to(np.asarray(start, dtype=float), (n_w, n_b, start.shape[0])).copy()
+    active = np.ones((n_w, n_b), dtype=bool)
     for _ in range(max_pairs):
+        half = np.matmul(pi, whites)  # pi[i, j] · W_i
+        nxt = np.matmul(half.transpose(1, 0, 2), blacks).transpose(1, 0, 2)  # · B_j
+        change = nxt - pi
+        np.abs(change, out=change)
+        done = change.sum(axis=2) < tol
+        if not done.any() and active.all():
+            pi = nxt  # the common case, without masking
+            continue
+        pi = np.where(active[:, :, None], nxt, pi)
+        active &= ~done
         if not active.any():
             break
-        nxt = np.matmul(pi[:, None, :], matrices)[:, 0, :]
-        done = np.abs(nxt - pi).sum(axis=1) < tol
-        pi = np.where(active[:, None], nxt, pi)
-        active &= ~done
     return pi
 
 

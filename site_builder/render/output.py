@@ -1,10 +1,11 @@
 """Writing the site: only pages whose inputs changed are rendered, only changed bytes written.
 
 Every page gets a digest of its inputs (template sources, shared context and its own context).
-A page whose digest matches the last build's is hard-linked from the previous output into the
-staging folder instead of being rendered; a rendered page whose bytes equal the old file's is
-linked too. The staging folder is then swapped into place, so a killed build leaves the
-previous site intact, and unchanged files keep their inode and modification time.
+A page whose digest matches the last build's is kept as it is instead of being rendered, and
+so is a rendered page whose bytes equal the old file's. Only new and changed files are
+written, into a staging folder that :func:`~site_builder.render.writer.commit_changes` then
+moves into place, so a killed build leaves the previous site intact, and unchanged files keep
+their inode and modification time.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +31,8 @@ from site_builder.render.writer import (
 @dataclass
 class WriteStats:
     rendered: int = 0  # pages whose template ran
-    reused: int = 0  # pages whose inputs were unchanged: linked without rendering
-    sets_reused: int = 0  # page sets (a player's pages) linked without being made
+    reused: int = 0  # pages whose inputs were unchanged: kept without rendering
+    sets_reused: int = 0  # page sets (a player's pages) kept without being made
     pages: int = 0  # pages of the site (downloads included, assets not)
     changed: list[str] = field(default_factory=list)  # files whose bytes are new or different
     unchanged: int = 0  # files identical to the previous build's
@@ -80,20 +80,13 @@ class StalePageKey(AssertionError):
     """A page set's key was unchanged but its pages were not: the key misses an input."""
 
 
-def _place(staging: str, path: str, data: bytes | None, old: str | None, made: set[str]) -> None:
-    """Write ``data`` at ``staging/path``, or hard-link ``old`` there (``data`` None or equal)."""
+def _place(staging: str, path: str, data: bytes, made: set[str]) -> None:
+    """Write ``data`` at ``staging/path``."""
     target = os.path.join(staging, path)
     folder = os.path.dirname(target)
     if folder not in made:
         os.makedirs(folder, exist_ok=True)
         made.add(folder)
-    if data is None or old is not None:
-        assert old is not None
-        try:
-            os.link(old, target)
-        except OSError:  # another file system: copy
-            shutil.copy2(old, target)
-        return
     with open(target, "wb") as f:
         f.write(data)
 
@@ -113,10 +106,11 @@ def write_site(
     bytecode_dir: Path | None = None,
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
 ) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """Write pages and ``assets`` into ``staging``.
+    """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
-    A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is linked
-    without being made. Returns (stats, new page digests, new page-set keys and paths).
+    A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
+    without being made. Returns (stats, new page digests, new page-set keys and paths); the
+    stats list the changed and removed files :func:`commit_changes` applies.
     """
     env = environment(bytecode_dir)
     stats = WriteStats()
@@ -125,8 +119,8 @@ def write_site(
     before, stage = str(previous), str(staging)
     made: set[str] = set()  # folders created in staging
 
-    def place(path: str, data: bytes | None, old: str | None) -> None:
-        _place(stage, path, data, old, made)
+    def place(path: str, data: bytes) -> None:
+        _place(stage, path, data, made)
 
     old_files = set(_files_under(previous))
     check = os.environ.get(CHECK_KEYS) == "1"
@@ -166,7 +160,6 @@ def write_site(
         sets[item.name] = last
         stats.sets_reused += 1
         for path in last[1]:
-            place(path, None, os.path.join(before, path))
             digests[path] = old_digests[path]
             stats.reused += 1
             stats.unchanged += 1
@@ -178,7 +171,6 @@ def write_site(
         if digest is not None:
             digests[page.path] = digest
         if digest is not None and old is not None and old_digests.get(page.path) == digest:
-            place(page.path, None, old)
             stats.reused += 1
             stats.unchanged += 1
             written.add(page.path)
@@ -186,18 +178,16 @@ def write_site(
         data = page_bytes(page, env, common)
         if page.template:
             stats.rendered += 1
-        same = old is not None and _same_bytes(old, data)
-        place(page.path, data, old if same else None)
-        if same:
+        if old is not None and _same_bytes(old, data):
             stats.unchanged += 1
         else:
+            place(page.path, data)
             stats.changed.append(page.path)
         written.add(page.path)
     for path, data in sorted(assets.items()):
         old = os.path.join(before, path) if path in old_files else None
-        same = old is not None and _same_bytes(old, data)
-        place(path, data, old if same else None)
-        if not same:
+        if old is None or not _same_bytes(old, data):
+            place(path, data)
             stats.changed.append(path)
         written.add(path)
     stats.removed = sorted(old_files - written)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import math
 import os
 import pickle
@@ -234,8 +235,87 @@ def swap_into_place(staging: Path, output: Path) -> None:
         shutil.rmtree(old)
 
 
+def _journal(output: Path) -> Path:
+    return output.with_name(output.name + ".journal")
+
+
+def _backup(output: Path) -> Path:
+    return output.with_name(output.name + ".backup")
+
+
+def commit_changes(
+    staging: Path, output: Path, changed: Sequence[str], removed: Sequence[str]
+) -> None:
+    """Move the ``changed`` files from ``staging`` into ``output`` and delete ``removed``.
+
+    The first build swaps the whole staging folder in. Later ones move only what changed:
+    a journal lists the moves and every replaced or removed file is kept in a backup
+    folder until the journal is deleted, so :func:`recover_output` can roll a build killed
+    halfway back to the previous site. Unchanged files are not touched.
+    """
+    if not output.exists():
+        swap_into_place(staging, output)
+        return
+    journal, backup = _journal(output), _backup(output)
+    if backup.exists():
+        shutil.rmtree(backup)
+    out, back, stage = str(output), str(backup), str(staging)
+    new = [p for p in changed if not os.path.lexists(os.path.join(out, p))]
+    fresh = set(new)
+    replaced = [p for p in changed if p not in fresh]
+    tmp = journal.with_name(journal.name + ".tmp")
+    tmp.write_text(json.dumps({"new": new, "replaced": replaced, "removed": list(removed)}))
+    os.replace(tmp, journal)
+    made: set[str] = set()
+
+    def move(src: str, dst: str) -> None:
+        folder = os.path.dirname(dst)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        os.replace(src, dst)
+
+    for p in changed:
+        if p not in fresh:
+            move(os.path.join(out, p), os.path.join(back, p))
+        move(os.path.join(stage, p), os.path.join(out, p))
+    for p in removed:
+        move(os.path.join(out, p), os.path.join(back, p))
+    for folder in sorted({os.path.dirname(p) for p in removed}, key=len, reverse=True):
+        _prune(output, folder)
+    journal.unlink()  # the commit point: from here on the new site stands
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _prune(output: Path, folder: str) -> None:
+    """Delete ``folder`` and its parents inside ``output`` while they are empty."""
+    while folder:
+        try:
+            os.rmdir(output / folder)
+        except OSError:  # not empty (or gone)
+            return
+        folder = os.path.dirname(folder)
+
+
 def recover_output(output: Path) -> None:
-    """After a build killed between the two renames, put the previous site back."""
+    """Put the previous site back after a build killed while it changed ``output``."""
     old = output.with_name(output.name + ".old")
     if old.exists() and not output.exists():
-        os.replace(old, output)
+        os.replace(old, output)  # killed between the two renames of a first swap
+    journal, backup = _journal(output), _backup(output)
+    if journal.exists():
+        moves = json.loads(journal.read_text())
+        for p in moves["new"]:
+            if os.path.lexists(output / p):
+                os.unlink(output / p)
+        for p in [*moves["replaced"], *moves["removed"]]:
+            if (backup / p).exists():
+                (output / p).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(backup / p, output / p)
+        for folder in sorted({os.path.dirname(p) for p in moves["new"]}, key=len, reverse=True):
+            _prune(output, folder)
+        journal.unlink()
+    journal.with_name(journal.name + ".tmp").unlink(missing_ok=True)
+    if backup.exists():
+        shutil.rmtree(backup)
