@@ -133,48 +133,48 @@ def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def _json_value(v: Any) -> Any:
+    """:func:`_plain`, with NaN as None."""
+    t = type(v)
+    if t is float:
+        return None if v != v else v
+    if t in _SCALARS:
+        return v
+    v = _plain(v)
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
 def json_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
     """The same rows as :func:`csv_bytes`, as a JSON list of objects (NaN → null)."""
     import json
 
-    out = []
-    for row in rows:
-        item = {}
-        for c in columns:
-            v = _plain(row.get(c))
-            if isinstance(v, float) and math.isnan(v):
-                v = None
-            item[c] = v
-        out.append(item)
+    out = [{c: _json_value(row.get(c)) for c in columns} for row in rows]
     text = _indented_rows(out, columns)
     if text is None:  # a value that is not a scalar: the general encoder
         text = json.dumps(out, ensure_ascii=False, sort_keys=False, indent=1)
     return (text + "\n").encode("utf-8")
 
 
-_SCALARS = (str, int, float, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _indented_rows(items: list[dict[str, Any]], columns: Sequence[str]) -> str | None:
-    """``json.dumps(items, ensure_ascii=False, indent=1)`` for rows of scalars, with each
-    scalar encoded by the C encoder (the indenting encoder is pure Python); None when a value
-    is not a scalar."""
+    """``json.dumps(items, ensure_ascii=False, indent=1)`` for rows of scalars; None when a
+    value is not a str, int, float, bool or None.
+
+    Each row is one call of the C encoder, whose item separator already holds the row's
+    indentation (the indenting encoder is pure Python and encodes value by value).
+    """
     import json
 
     if not items:
         return "[]"
     if not columns:
         return "[\n " + ",\n ".join("{}" for _ in items) + "\n]"
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    keys = [encode(c) + ": " for c in columns]
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",\n  ", ": ")).encode
     parts = []
     for item in items:
-        values = list(item.values())
-        if not all(isinstance(v, _SCALARS) for v in values):
+        if not set(map(type, item.values())) <= _SCALARS:
             return None
-        parts.append(
-            "{\n  "
-            + ",\n  ".join(k + encode(v) for k, v in zip(keys, values, strict=True))
-            + "\n }"
-        )
+        parts.append("{\n  " + encode(item)[1:-1] + "\n }")
     return "[\n " + ",\n ".join(parts) + "\n]"
