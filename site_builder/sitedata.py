@@ -114,6 +114,43 @@ class SiteData:
             f"games|{family}", keys, lambda missing: {gid: compute(by_id[gid]) for gid in missing}
         )
 
+    def per_game_rows(
+        self,
+        slot: str,
+        settings_key: str,
+        moves: pd.DataFrame,
+        compute: Callable[[pd.DataFrame], pd.DataFrame],
+        order: list[str],
+    ) -> pd.DataFrame:
+        """``compute(moves)`` where each output row belongs to one game (column game_id) and
+        depends on that game's moves only, sorted by ``order`` (unique per row). The rows of
+        games whose key and ``settings_key`` are unchanged come from the last build; only
+        the other games' moves are computed."""
+        if not self._memo_on or moves.empty:
+            return compute(moves)
+        keys = {
+            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
+            for gid in pd.unique(moves["game_id"]).tolist()
+        }
+        entry = f"game-rows|{slot}"
+        last = self.memo.get(entry)
+        if last is None:
+            out = compute(moves)
+        else:
+            old_keys, old = last
+            fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
+            if not fresh and len(old_keys) == len(keys):
+                return old  # type: ignore[no-any-return]
+            kept = old[old["game_id"].isin([gid for gid in keys if gid not in fresh])]
+            new = compute(moves[moves["game_id"].isin(fresh)])
+            out = (
+                pd.concat([kept, new], ignore_index=True)
+                .sort_values(order, kind="stable")
+                .reset_index(drop=True)
+            )
+        self.memo.set(entry, (keys, out))
+        return out
+
     def _batched(
         self, slot: str, keys: dict[str, str], compute: Callable[[list[str]], dict[str, T]]
     ) -> dict[str, T]:

@@ -132,3 +132,38 @@ def test_records_and_scope_rows(small_site: Any) -> None:
             r for r in recs if results.in_scope(r, scope)
         ]
     assert np.isfinite(mid)
+
+
+def test_per_game_rows_recompute_only_changed_games_and_equal_a_full_pass(
+    small_site: Any, tmp_path: Any
+) -> None:
+    import dataclasses
+
+    from site_builder.config import QualitySection
+    from site_builder.incremental import BuildCache
+
+    cfg = QualitySection()
+    moves = small_site.classical_moves
+    ids = sorted(set(moves["game_id"]))
+    computed: list[set[str]] = []
+
+    def compute(part: pd.DataFrame) -> pd.DataFrame:
+        computed.append(set(part["game_id"]))
+        return quality.game_quality(part, cfg)
+
+    with BuildCache(tmp_path / "memo") as memo:
+        site = dataclasses.replace(
+            small_site, memo=memo, game_keys={gid: "k" for gid in small_site.analysed}
+        )
+        full = quality.game_quality(moves, cfg)
+        first = site.per_game_rows("q", "s", moves, compute, quality.GAME_ORDER)
+        pd.testing.assert_frame_equal(first, full)
+        # Two games changed, one gone: only the changed ones are computed again.
+        site.game_keys = {**site.game_keys, ids[0]: "k2", ids[5]: "k2"}
+        fewer = moves[moves["game_id"] != ids[9]]
+        again = site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
+        assert computed[1] == {ids[0], ids[5]}
+        pd.testing.assert_frame_equal(again, quality.game_quality(fewer, cfg), check_exact=True)
+        # Nothing changed: nothing computed.
+        site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
+        assert len(computed) == 2

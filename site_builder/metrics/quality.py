@@ -57,6 +57,10 @@ GAME_COLUMNS = [
 ]
 
 
+#: The order of :func:`game_quality`'s rows (one row per game and player).
+GAME_ORDER = ["player", "months", "game_id"]
+
+
 def game_quality(moves: pd.DataFrame, cfg: QualitySection) -> pd.DataFrame:
     """One row per (game, player): moves counted, D, q, first-choice matches and AD."""
     if moves.empty:
@@ -88,11 +92,7 @@ def game_quality(moves: pd.DataFrame, cfg: QualitySection) -> pd.DataFrame:
         out["moves"] > 0, out["matches"] / out["moves"].clip(lower=1), np.nan
     )
     out["AD"] = np.where(out["ad_moves"] > 0, out["ad_sum"] / out["ad_moves"].clip(lower=1), np.nan)
-    return (
-        out[GAME_COLUMNS]
-        .sort_values(["player", "months", "game_id"], kind="stable")
-        .reset_index(drop=True)
-    )
+    return out[GAME_COLUMNS].sort_values(GAME_ORDER, kind="stable").reset_index(drop=True)
 
 
 PLAYER_COLUMNS = [

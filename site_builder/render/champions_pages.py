@@ -87,7 +87,6 @@ class Curve:
 @dataclass
 class ConformanceResult:
     cfg: ConformanceSection
-    conf: pd.DataFrame
     counts: dict[str, pd.DataFrame]
     q: dict[str, pd.DataFrame]
     r_cum: dict[str, pd.DataFrame]
@@ -260,7 +259,6 @@ def compute(site: SiteData) -> ConformanceResult:
     strength = _strength_table(models.years, q, r_cum, cfg, champions)
     return ConformanceResult(
         cfg,
-        conf,
         counts,
         q,
         r_cum,

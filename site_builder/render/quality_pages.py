@@ -78,10 +78,16 @@ def _player(
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
     moves = site.classical_moves
-    # The per-game table in one vectorised pass; the player indexes per player, so that a
-    # rebuild recomputes only the players whose games changed.
-    games = quality.game_quality(moves, cfg)
+    # The per-game table for the changed games only, the player indexes per player, so that
+    # a rebuild recomputes only the players whose games changed.
     key = site.settings.digest("quality")
+    games = site.per_game_rows(
+        "quality",
+        key,
+        moves,
+        functools.partial(quality.game_quality, cfg=cfg),
+        quality.GAME_ORDER,
+    )
     parts = site.per_players(
         "quality",
         key,
@@ -94,7 +100,6 @@ def compute(site: SiteData) -> QualityResult:
         quality.frame_of_parts([p[i] for p in parts.values()], quality.PLAYER_COLUMNS)
         for i in range(2)
     )
-    games = games.sort_values(["player", "months", "game_id"], kind="stable").reset_index(drop=True)
     current = quality.sort_index(current)
     historical = quality.sort_index(historical)
     if site.spec is not None and not site.spec.knows_best_move:
