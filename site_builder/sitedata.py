@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import functools
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from site_builder.analysis.positions import Ply
@@ -19,6 +21,21 @@ from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.writer import Page, PageSet
 
 T = TypeVar("T")
+
+
+class TurnArrays(Protocol):
+    """Turns as padded arrays (metrics.intrinsic.Spreads, metrics.bayesian.Candidates):
+    fields matrix, valid, played, in that order."""
+
+    @property
+    def valid(self) -> np.ndarray[Any, Any]: ...
+
+    def __len__(self) -> int: ...
+
+    def take(self, index: Any) -> Self: ...
+
+
+A = TypeVar("A", bound=TurnArrays)
 
 
 @dataclass
@@ -150,6 +167,50 @@ class SiteData:
             )
         self.memo.set(entry, (keys, out))
         return out
+
+    def per_game_turns(
+        self,
+        slot: str,
+        settings_key: str,
+        moves: pd.DataFrame,
+        compute: Callable[[pd.DataFrame], tuple[A, pd.DataFrame]],
+        pad: float,
+    ) -> tuple[A, pd.DataFrame]:
+        """:meth:`per_game_rows` for turn tables: ``compute(moves)`` gives padded arrays (a
+        matrix, its ``valid`` mask with the real entries first, ``played``; a row per turn)
+        and the turns' rows (column game_id), in move-table order. The turns of games whose
+        key is unchanged come from the last build; the matrix is as wide as its widest turn
+        (padded with ``pad``), as a full pass makes it."""
+        if not self._memo_on or moves.empty:
+            return compute(moves)
+        keys = {
+            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
+            for gid in pd.unique(moves["game_id"]).tolist()
+        }
+        entry = f"game-turns|{slot}"
+        last = self.memo.get(entry)
+        arrays: A
+        if last is None:
+            arrays, meta = compute(moves)
+        else:
+            old_keys, old_arrays, old_meta = last
+            fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
+            if not fresh and len(old_keys) == len(keys):
+                return old_arrays, old_meta
+            keep = old_meta["game_id"].isin([g for g in keys if g not in fresh]).to_numpy()
+            new_arrays, new_meta = compute(moves[moves["game_id"].isin(fresh)])
+            parts = [(old_arrays.take(keep), old_meta[keep]), (new_arrays, new_meta)]
+            parts = [(a, m) for a, m in parts if len(m)]
+            if not parts:
+                arrays, meta = compute(moves)
+            else:
+                meta = pd.concat([m for _, m in parts], ignore_index=True)
+                game = pd.Categorical(meta["game_id"], categories=sorted(keys)).codes
+                order = np.argsort(game, kind="stable")
+                meta = meta.take(order).reset_index(drop=True)
+                arrays = _stack_turns([a for a, _ in parts], pad).take(order)
+        self.memo.set(entry, (keys, arrays, meta))
+        return arrays, meta
 
     def _batched(
         self, slot: str, keys: dict[str, str], compute: Callable[[list[str]], dict[str, T]]
@@ -440,3 +501,19 @@ class Family:
     player_summary: Callable[[SiteData, str], list[SummaryItem]] | None = None
     #: Per-player columns of an event's performance table, given the event key.
     event_performance: Callable[[SiteData, str], list[EventColumn]] | None = None
+
+
+def _stack_turns(parts: list[A], pad: float) -> A:
+    """Padded turn arrays one below the other, as wide as the widest turn."""
+    width = max(int(p.valid.sum(axis=1).max()) for p in parts)
+    columns: list[list[np.ndarray[Any, Any]]] = [[], [], []]
+    for p in parts:
+        matrix, valid, played = (getattr(p, f.name) for f in dataclasses.fields(p))  # type: ignore[arg-type]
+        extra = width - matrix.shape[1]
+        if extra > 0:
+            matrix = np.pad(matrix, ((0, 0), (0, extra)), constant_values=pad)
+            valid = np.pad(valid, ((0, 0), (0, extra)), constant_values=False)
+        columns[0].append(matrix[:, :width])
+        columns[1].append(valid[:, :width])
+        columns[2].append(played)
+    return type(parts[0])(*(np.concatenate(c) for c in columns))

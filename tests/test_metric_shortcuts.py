@@ -167,3 +167,34 @@ def test_per_game_rows_recompute_only_changed_games_and_equal_a_full_pass(
         # Nothing changed: nothing computed.
         site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
         assert len(computed) == 2
+
+
+def test_per_game_turns_equal_a_full_pass(small_site: Any, tmp_path: Any) -> None:
+    import dataclasses
+
+    from site_builder.incremental import BuildCache
+
+    moves = small_site.classical_moves
+    makers = {
+        "intrinsic": (lambda m: intrinsic.turns_from_moves(m, IntrinsicSection()), math.inf),
+        "bayesian": (lambda m: bayesian.turns_from_moves(m, BayesianSection()), 0.0),
+    }
+    for slot, (make, pad) in makers.items():
+        arrays, meta = make(moves)
+        # The games holding the widest turns go: the reused turns must become narrower.
+        width = arrays.valid.sum(axis=1)
+        widest = set(meta["game_id"][width == width.max()])
+        ids = sorted(set(moves["game_id"]) - widest)
+        fewer = moves[~moves["game_id"].isin(widest)]
+        with BuildCache(tmp_path / slot) as memo:
+            site = dataclasses.replace(
+                small_site, memo=memo, game_keys={gid: "k" for gid in small_site.analysed}
+            )
+            first = site.per_game_turns(slot, "s", moves, make, pad)
+            site.game_keys = {**site.game_keys, ids[0]: "k2", ids[3]: "k2"}
+            again = site.per_game_turns(slot, "s", fewer, make, pad)
+        expected = make(fewer)
+        for got, want in ((first, (arrays, meta)), (again, expected)):
+            _same_arrays(got[0], want[0])
+            pd.testing.assert_frame_equal(got[1], want[1], check_exact=True)
+        assert again[0].valid.shape[1] < arrays.valid.shape[1]

@@ -3,6 +3,7 @@ game blocks."""
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -153,7 +154,14 @@ def compute(site: SiteData) -> BayesianResult:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     moves = site.classical_moves
-    cand, meta = bayesian.turns_from_moves(moves, cfg)
+    # Turns of the changed games only (those of the others are the last build's).
+    cand, meta = site.per_game_turns(
+        "bayesian",
+        site.settings.digest("bayesian"),
+        moves,
+        functools.partial(bayesian.turns_from_moves, cfg=cfg),
+        0.0,
+    )
     empty = pd.DataFrame()
     multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
     spec = site.spec
@@ -212,13 +220,18 @@ class _TurnIndex:
     slices instead of a search through every turn."""
 
     def __init__(self, meta: pd.DataFrame) -> None:
-        frame = meta[["game_id", "player"]].astype(str)
-        codes, uniq = pd.MultiIndex.from_frame(frame).factorize(sort=True)
+        games, game_ids = pd.factorize(meta["game_id"].astype(str))
+        players, names = pd.factorize(meta["player"].astype(str))
+        codes = games.astype(np.int64) * max(len(names), 1) + players
         self.order = np.argsort(codes, kind="stable")
         sorted_codes = codes[self.order]
         bounds = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1], True])
+        unit = sorted_codes[bounds[:-1]]
         self.slices = {
-            (str(g), str(p)): (int(bounds[i]), int(bounds[i + 1])) for i, (g, p) in enumerate(uniq)
+            (str(game_ids[c // len(names)]), str(names[c % len(names)])): (int(a), int(b))
+            for c, a, b in zip(
+                unit.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True
+            )
         }
 
     def turns(self, units: pd.DataFrame) -> np.ndarray[Any, Any]:

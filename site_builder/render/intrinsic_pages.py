@@ -3,6 +3,8 @@ event blocks."""
 
 from __future__ import annotations
 
+import functools
+import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -256,8 +258,15 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     moves = site.classical_moves
+    # Turns of the changed games only (those of the others are the last build's).
     sp, meta = (
-        intrinsic.turns_from_moves(moves, cfg)
+        site.per_game_turns(
+            "intrinsic",
+            site.settings.digest("intrinsic"),
+            moves,
+            functools.partial(intrinsic.turns_from_moves, cfg=cfg),
+            math.inf,
+        )
         if not moves.empty
         else (intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame())
     )
