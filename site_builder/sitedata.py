@@ -493,6 +493,8 @@ class Family:
     #: None: the sections themselves are part of the key.
     player_inputs: Callable[[SiteData, str], Any] | None = None
     game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
+    #: What ``game_sections`` reads for one game, gathered cheaply (as ``player_inputs``).
+    game_inputs: Callable[[SiteData, GameRecord], Any] | None = None
     #: Blocks on an event (tournament or match) page, given the event key.
     event_sections: Callable[[SiteData, str], list[Section]] | None = None
     #: Paragraphs for the methodology page (template partial name), or None.

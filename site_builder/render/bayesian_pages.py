@@ -17,7 +17,14 @@ from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import Column, download_pages, downloads_of, records, records_by
+from site_builder.render.tables import (
+    Column,
+    download_pages,
+    downloads_of,
+    records,
+    records_by,
+    row_hashes_by,
+)
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -695,6 +702,13 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     return [Section("Bayesian skill in this game", "partials/bayesian_game.html", {"rows": rows})]
 
 
+def game_inputs(site: SiteData, game: GameRecord) -> Any:
+    res: BayesianResult = site.results["bayesian"]
+    if res.status or len(res.sides) == 0:
+        return None
+    return row_hashes_by(res.sides, "game_id").get(game.game_id, b"")
+
+
 FAMILY = Family(
     name="bayesian",
     compute=compute,
@@ -703,5 +717,6 @@ FAMILY = Family(
     player_sections=player_sections,
     player_inputs=player_inputs,
     game_sections=game_sections,
+    game_inputs=game_inputs,
     methodology="partials/bayesian_methodology.html",
 )

@@ -459,7 +459,11 @@ def game_page_set(
     game_key = site.game_keys.get(game.game_id)
     if not game_key:
         return game_page(site, game, families, neighbours)
-    sections = [fam.game_sections(site, game) for fam in families if fam.game_sections is not None]
+    sections = [
+        fam.game_inputs(site, game) if fam.game_inputs else fam.game_sections(site, game)
+        for fam in families
+        if fam.game_sections is not None
+    ]
     key = (
         game_key,
         (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),

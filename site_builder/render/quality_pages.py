@@ -12,7 +12,7 @@ import pandas as pd
 from site_builder.metrics import intrinsic, quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
-from site_builder.render.tables import Column, download_pages, records, records_by
+from site_builder.render.tables import Column, download_pages, records, records_by, row_hashes_by
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -240,7 +240,8 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 def player_inputs(site: SiteData, player: str) -> Any:
     res: QualityResult = site.results["quality"]
     return [
-        records_by(f, "player").get(player, []) for f in (res.games, res.historical, res.current)
+        row_hashes_by(f, "player").get(player, b"")
+        for f in (res.games, res.historical, res.current)
     ]
 
 
@@ -252,6 +253,11 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": rows})]
 
 
+def game_inputs(site: SiteData, game: GameRecord) -> Any:
+    res: QualityResult = site.results["quality"]
+    return row_hashes_by(res.games, "game_id").get(game.game_id, b"")
+
+
 FAMILY = Family(
     name="quality",
     compute=compute,
@@ -260,6 +266,7 @@ FAMILY = Family(
     player_sections=player_sections,
     player_inputs=player_inputs,
     game_sections=game_sections,
+    game_inputs=game_inputs,
     methodology="partials/quality_methodology.html",
     player_summary=summary.quality_summary,
     event_performance=summary.quality_event,

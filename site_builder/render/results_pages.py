@@ -21,7 +21,7 @@ from site_builder.ingest.timecontrol import is_default
 from site_builder.metrics import elo, results, style
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records
+from site_builder.render.tables import csv_bytes, json_bytes, records, row_hashes_by
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -1140,6 +1140,29 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     ]
 
 
+#: The columns :func:`game_sections` reads of ``updates`` and of ``rows``.
+_GAME_UPDATE_COLUMNS = ("player", "before", "expected", "k", "after")
+_GAME_ROW_COLUMNS = (
+    "player",
+    "white",
+    "draw",
+    "sdf_factor",
+    "deficit_plies",
+    "sacrifice",
+    "endgame",
+)
+
+
+def game_inputs(site: SiteData, game: GameRecord) -> Any:
+    res: ResultsData = site.results["results"]
+    gid = game.game_id
+    return (
+        row_hashes_by(res.updates, "game_id", _GAME_UPDATE_COLUMNS).get(gid, b""),
+        row_hashes_by(res.rows, "game_id", _GAME_ROW_COLUMNS).get(gid, b""),
+        res.eco_source.get(gid),
+    )
+
+
 FAMILY = Family(
     name="results",
     compute=compute,
@@ -1155,5 +1178,6 @@ FAMILY = Family(
     player_sections=player_sections,
     player_inputs=player_inputs,
     game_sections=game_sections,
+    game_inputs=game_inputs,
     methodology="partials/results_methodology.html",
 )

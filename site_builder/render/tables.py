@@ -115,6 +115,28 @@ def records_by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any
     return found
 
 
+def row_hashes_by(
+    frame: pd.DataFrame, column: str, columns: Sequence[str] | None = None
+) -> dict[str, bytes]:
+    """A 64-bit hash of each row (of ``columns``, all by default) in row order, grouped by
+    the string value of ``column``: what a page key holds of a table, without the rows as
+    dicts (hashed column-wise, once per frame)."""
+
+    def group() -> dict[str, bytes]:
+        if frame.empty:
+            return {}
+        shown = frame if columns is None else frame[list(columns)]
+        hashes = pd.util.hash_pandas_object(shown, index=False).to_numpy()
+        return {
+            str(value): hashes[at].tobytes()
+            for value, at in frame.groupby(column, sort=False).indices.items()
+        }
+
+    name = f"row_hashes_by|{column}|{'' if columns is None else ','.join(columns)}"
+    found: dict[str, bytes] = memo_on(frame, name, group)
+    return found
+
+
 def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
