@@ -145,23 +145,20 @@ class SiteData:
         the other games' moves are computed."""
         if not self._memo_on or moves.empty:
             return compute(moves)
-        keys = {
-            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
-            for gid in pd.unique(moves["game_id"]).tolist()
-        }
         entry = f"game-rows|{slot}"
-        last = self.memo.get(entry)
+        keys, last, fresh = self._changed_games(entry, settings_key, moves)
         if last is None:
             out = compute(moves)
         else:
-            old_keys, old = last
-            fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
-            if not fresh and len(old_keys) == len(keys):
+            old = last[1]
+            if fresh is None:
                 return old  # type: ignore[no-any-return]
-            kept = old[old["game_id"].isin([gid for gid in keys if gid not in fresh])]
-            new = compute(moves[moves["game_id"].isin(fresh)])
+            parts = [old[old["game_id"].isin([gid for gid in keys if gid not in fresh])]]
+            if fresh:
+                parts.append(compute(moves[moves["game_id"].isin(fresh)]))
+            parts = [p for p in parts if len(p)] or parts[:1]
             out = (
-                pd.concat([kept, new], ignore_index=True)
+                pd.concat(parts, ignore_index=True)
                 .sort_values(order, kind="stable")
                 .reset_index(drop=True)
             )
@@ -183,23 +180,19 @@ class SiteData:
         (padded with ``pad``), as a full pass makes it."""
         if not self._memo_on or moves.empty:
             return compute(moves)
-        keys = {
-            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
-            for gid in pd.unique(moves["game_id"]).tolist()
-        }
         entry = f"game-turns|{slot}"
-        last = self.memo.get(entry)
+        keys, last, fresh = self._changed_games(entry, settings_key, moves)
         arrays: A
         if last is None:
             arrays, meta = compute(moves)
         else:
-            old_keys, old_arrays, old_meta = last
-            fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
-            if not fresh and len(old_keys) == len(keys):
+            _, old_arrays, old_meta = last
+            if fresh is None:
                 return old_arrays, old_meta
             keep = old_meta["game_id"].isin([g for g in keys if g not in fresh]).to_numpy()
-            new_arrays, new_meta = compute(moves[moves["game_id"].isin(fresh)])
-            parts = [(old_arrays.take(keep), old_meta[keep]), (new_arrays, new_meta)]
+            parts = [(old_arrays.take(keep), old_meta[keep])]
+            if fresh:
+                parts.append(compute(moves[moves["game_id"].isin(fresh)]))
             parts = [(a, m) for a, m in parts if len(m)]
             if not parts:
                 arrays, meta = compute(moves)
@@ -211,6 +204,23 @@ class SiteData:
                 arrays = _stack_turns([a for a, _ in parts], pad).take(order)
         self.memo.set(entry, (keys, arrays, meta))
         return arrays, meta
+
+    def _changed_games(
+        self, entry: str, settings_key: str, moves: pd.DataFrame
+    ) -> tuple[dict[str, str], Any, set[str] | None]:
+        """The key of each game in ``moves``, the memo ``entry`` (the last build's keys
+        first, then its value) and the games whose key is new or changed: None when the
+        entry holds exactly these games with these keys."""
+        keys = {
+            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
+            for gid in pd.unique(moves["game_id"]).tolist()
+        }
+        last = self.memo.get(entry)
+        if last is None:
+            return keys, None, set(keys)
+        old_keys = last[0]
+        fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
+        return keys, last, None if not fresh and len(old_keys) == len(keys) else fresh
 
     def _batched(
         self, slot: str, keys: dict[str, str], compute: Callable[[list[str]], dict[str, T]]

@@ -167,6 +167,11 @@ def test_per_game_rows_recompute_only_changed_games_and_equal_a_full_pass(
         # Nothing changed: nothing computed.
         site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
         assert len(computed) == 2
+        # A game gone, none changed: its rows go, nothing is computed.
+        fewest = fewer[fewer["game_id"] != ids[1]]
+        last = site.per_game_rows("q", "s", fewest, compute, quality.GAME_ORDER)
+        assert len(computed) == 2
+        pd.testing.assert_frame_equal(last, quality.game_quality(fewest, cfg), check_exact=True)
 
 
 def test_per_game_turns_equal_a_full_pass(small_site: Any, tmp_path: Any) -> None:

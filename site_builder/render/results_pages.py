@@ -21,7 +21,7 @@ from site_builder.ingest.timecontrol import is_default
 from site_builder.metrics import elo, results, style
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import csv_bytes, json_bytes, records, row_hashes_by
+from site_builder.render.tables import records, row_hashes_by, table_files
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -392,8 +392,7 @@ def _table(
     if rows:
         keys = [c.key for c in cols]
         table.csv, table.json = f"data/results-{key}.csv", f"data/results-{key}.json"
-        downloads.append(Page(table.csv, "", {"bytes": csv_bytes(rows, keys)}))
-        downloads.append(Page(table.json, "", {"bytes": json_bytes(rows, keys)}))
+        downloads += table_files(table.csv, table.json, rows, keys)
     return table
 
 
@@ -520,11 +519,8 @@ def _elo_pages(site: SiteData, res: ResultsData, downloads: list[Page]) -> list[
         all_rows += [{**r, "year": y} for r in t.rows]
     keys = ["year", *[c.key for c in ELO_COLS]]
     if all_rows:
-        downloads.append(
-            Page("data/results-elo-annual.csv", "", {"bytes": csv_bytes(all_rows, keys)})
-        )
-        downloads.append(
-            Page("data/results-elo-annual.json", "", {"bytes": json_bytes(all_rows, keys)})
+        downloads += table_files(
+            "data/results-elo-annual.csv", "data/results-elo-annual.json", all_rows, keys
         )
     pages.append(
         Page(
@@ -737,8 +733,9 @@ def _openings_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> P
     cfg = site.settings.results
     shown = [r for r in rows if r["games"] >= cfg.opening_chart_min_games]
     if rows:
-        downloads.append(Page("data/results-openings.csv", "", {"bytes": csv_bytes(rows, keys)}))
-        downloads.append(Page("data/results-openings.json", "", {"bytes": json_bytes(rows, keys)}))
+        downloads += table_files(
+            "data/results-openings.csv", "data/results-openings.json", rows, keys
+        )
     if shown:
         codes = [r["eco"] for r in shown]
         chart = charts.figure(
@@ -872,8 +869,7 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
     rows.sort(key=lambda r: (-(r["improved"] or 0), r["player"]))
     keys = [c.key for c in LISTS_COLS]
     if rows:
-        downloads.append(Page("data/results-lists.csv", "", {"bytes": csv_bytes(rows, keys)}))
-        downloads.append(Page("data/results-lists.json", "", {"bytes": json_bytes(rows, keys)}))
+        downloads += table_files("data/results-lists.csv", "data/results-lists.json", rows, keys)
 
     def col(key: str) -> list[float]:
         return [math.nan if r[key] is None else float(r[key]) for r in rows]

@@ -52,13 +52,18 @@ def download_pages(
 ) -> tuple[Downloads, list[Page]]:
     """``base.csv`` and ``base.json`` of ``rows`` with the documented ``columns``."""
     d = downloads_of(base, columns)
-    keys = d.keys
-    # Made only when written: an unchanged table is linked from the last build. Both files
-    # read the same table, digested once.
-    table = Digested((keys, rows))
-    return d, [
-        Page(d.csv, "", {"bytes": Deferred(("csv", table), lambda: csv_bytes(rows, keys))}),
-        Page(d.json, "", {"bytes": Deferred(("json", table), lambda: json_bytes(rows, keys))}),
+    return d, table_files(d.csv, d.json, rows, d.keys)
+
+
+def table_files(
+    csv_path: str, json_path: str, rows: Sequence[dict[str, Any]], keys: Sequence[str]
+) -> list[Page]:
+    """The CSV and JSON files of ``rows`` (columns ``keys``), made only when written: an
+    unchanged table is kept from the last build. Both read the same table, digested once."""
+    table = Digested((list(keys), rows))
+    return [
+        Page(csv_path, "", {"bytes": Deferred(("csv", table), lambda: csv_bytes(rows, keys))}),
+        Page(json_path, "", {"bytes": Deferred(("json", table), lambda: json_bytes(rows, keys))}),
     ]
 
 
