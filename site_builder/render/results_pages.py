@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+import pickle
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,6 +81,15 @@ class ResultsData:
                 for p, at in frame.groupby("player", sort=False).indices.items()
             }
         found: dict[str, bytes] = self._index["row_keys"]
+        return found
+
+    def scopes_digest(self) -> str:
+        """One digest of every list's scope (computed once)."""
+        if "scopes_digest" not in self._index:
+            self._index["scopes_digest"] = hashlib.sha1(
+                pickle.dumps(sorted(self.scopes.items()), protocol=5)
+            ).hexdigest()
+        found: str = self._index["scopes_digest"]
         return found
 
     def games(self, site: SiteData) -> dict[str, GameRecord]:
@@ -1080,6 +1090,9 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
+_STATUS_FIELDS = ("rating", "games", "status", "sdf")
+
+
 def player_inputs(site: SiteData, player: str) -> Any:
     res: ResultsData = site.results["results"]
     statuses = res.statuses().get(player, [])
@@ -1091,8 +1104,9 @@ def player_inputs(site: SiteData, player: str) -> Any:
         res.row_keys().get(player, b""),
         results.style_summary(classical) if classical else None,
         [{k: v for k, v in u.items() if k != "order"} for u in updates],
-        statuses,
-        [res.scopes[key] for key, _row, _rank in statuses],
+        # What _status_rows reads of each list's row, and the lists' scopes (all of them).
+        [(key, *(row[c] for c in _STATUS_FIELDS), rank) for key, row, rank in statuses],
+        res.scopes_digest(),
     )
 
 
