@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import pickle
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from site_builder.metrics import elo, results, style
 from site_builder.model import GameRecord
 from site_builder.render import charts
 from site_builder.render.tables import records, row_hashes_by, table_files
-from site_builder.render.writer import Page
+from site_builder.render.writer import Digested, Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
 _CLASSES = ("classical", "rapid", "blitz")
@@ -83,13 +82,11 @@ class ResultsData:
         found: dict[str, bytes] = self._index["row_keys"]
         return found
 
-    def scopes_digest(self) -> str:
-        """One digest of every list's scope (computed once)."""
-        if "scopes_digest" not in self._index:
-            self._index["scopes_digest"] = hashlib.sha1(
-                pickle.dumps(sorted(self.scopes.items()), protocol=5)
-            ).hexdigest()
-        found: str = self._index["scopes_digest"]
+    def scope_keys(self) -> dict[str, Digested]:
+        """Each list's scope, as page keys hold it (digested once per build)."""
+        if "scope_keys" not in self._index:
+            self._index["scope_keys"] = {k: Digested(v) for k, v in self.scopes.items()}
+        found: dict[str, Digested] = self._index["scope_keys"]
         return found
 
     def games(self, site: SiteData) -> dict[str, GameRecord]:
@@ -1096,6 +1093,7 @@ _STATUS_FIELDS = ("rating", "games", "status", "sdf")
 def player_inputs(site: SiteData, player: str) -> Any:
     res: ResultsData = site.results["results"]
     statuses = res.statuses().get(player, [])
+    scopes = res.scope_keys()
     # The section reads an update's global ``order`` only to sort them, and a row's
     # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
     updates = sorted(res.by("updates", "player", player), key=lambda u: u["order"])
@@ -1104,9 +1102,11 @@ def player_inputs(site: SiteData, player: str) -> Any:
         res.row_keys().get(player, b""),
         results.style_summary(classical) if classical else None,
         [{k: v for k, v in u.items() if k != "order"} for u in updates],
-        # What _status_rows reads of each list's row, and the lists' scopes (all of them).
-        [(key, *(row[c] for c in _STATUS_FIELDS), rank) for key, row, rank in statuses],
-        res.scopes_digest(),
+        # What _status_rows reads of each list's row and scope.
+        [
+            (key, *(row[c] for c in _STATUS_FIELDS), rank, scopes[key])
+            for key, row, rank in statuses
+        ],
     )
 
 
