@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import json
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -33,12 +34,26 @@ def digest(data: Any) -> str:
     return hashlib.md5(blob).hexdigest()
 
 
+class _Disk(diskcache.Disk):  # type: ignore[misc]
+    """diskcache's Disk, writing a value's file in one call: its own loop iterates the pickle
+    as a BytesIO, which yields it line by line (a write per b"\\n" byte: 260,000 on a
+    rebuild of the demo)."""
+
+    def _write(self, full_path: str, iterator: Any, mode: str, encoding: str | None = None) -> int:
+        if isinstance(iterator, io.BytesIO):
+            iterator = iter([iterator.getbuffer()])
+        size: int = super()._write(full_path, iterator, mode, encoding)
+        return size
+
+
 class BuildCache:
     """A diskcache beside the evaluation cache for everything a build can reuse."""
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(directory), eviction_policy="none", size_limit=2**62)
+        self._cache = diskcache.Cache(
+            str(directory), disk=_Disk, eviction_policy="none", size_limit=2**62
+        )
         self.hits = 0
         self.misses = 0
         #: source → content hash of every file read in this build
