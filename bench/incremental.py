@@ -18,7 +18,7 @@ from site_builder.config import load_settings
 
 NEW = ROOT / "tests/data/new-tournament/20140827-20140906-sinquefield-cup-2nd.pgn"
 EVAL_CACHE = ROOT / ".cache" / "analysis"
-REPEATS = 3
+REPEATS = 5
 
 
 def _metric_render(stats) -> float:  # type: ignore[no-untyped-def]
@@ -45,7 +45,7 @@ def main() -> dict[str, float]:
         t_warm = time.perf_counter() - start
 
         # The rebuild after adding the tournament, REPEATS times from the same state (the
-        # machine's speed varies by ±15% from run to run): the median is reported.
+        # machine's speed varies by ±15% or more from run to run): the median is reported.
         build_cache = cache.with_name(cache.name + "-build")
         snapshot = root / "snapshot"
         for folder in (build_cache, out):
