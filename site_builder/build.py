@@ -636,6 +636,8 @@ def render_site(
     page sets whose key matches ``old_sets`` are kept without being made. Returns the
     result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
+    templates = templates_digest()
+    site.templates = templates
     items = [p for fam in families for p in fam.pages(site)]
     staging = output_dir.with_name(output_dir.name + ".staging")
     if staging.exists():
@@ -648,7 +650,7 @@ def render_site(
         "nav": nav,
         "version": __version__,
     }
-    shared = digest([templates_digest(), site.code or code_digest(), repr(common)])
+    shared = digest([templates, site.code or code_digest(), repr(common)])
     written, digests, sets = write_site(
         items,
         asset_files(),
@@ -661,6 +663,10 @@ def render_site(
         old_sets,
     )
     commit_changes(staging, output_dir, written.changed, written.removed)
+    if site.memo is not None and site.new_fragments:
+        with site.memo.transact():  # one commit for the fragments rendered in this build
+            for entry, html in site.new_fragments.items():
+                site.memo.set(entry, html)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 

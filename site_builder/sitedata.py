@@ -74,6 +74,10 @@ class SiteData:
     game_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     #: game_id → that row as page keys hold it (render.writer.Digested)
     game_row_keys: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Digest of the templates, set by the render phase ("" outside a build)
+    templates: str = ""
+    #: Page fragments rendered in this build, for the build cache (see core_pages._fragment)
+    new_fragments: dict[str, str] = field(default_factory=dict, repr=False)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -85,3 +85,31 @@ def test_a_page_set_is_made_only_when_its_key_changes(
     monkeypatch.setenv(CHECK_KEYS, "1")
     with pytest.raises(StalePageKey, match=r"players/a\.csv"):
         write_site([player("1", "y")], {}, staging, {}, out, digests, "s", None, sets)
+
+
+def test_a_game_fragment_is_rendered_once_and_kept(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from site_builder.incremental import BuildCache
+    from site_builder.render import core_pages
+
+    rendered: list[str] = []
+
+    def context() -> dict[str, object]:
+        rendered.append("moves")
+        return {"moves": [{"number": "1.", "san": "<e4>"}]}
+
+    def fragment(site) -> str:  # type: ignore[no-untyped-def]
+        html = core_pages._fragment(site, "partials/game_moves.html", "game-key", context)
+        for entry, text in site.new_fragments.items():
+            site.memo.set(entry, text)  # as the build does after writing the site
+        return str(html)
+
+    with BuildCache(tmp_path / "memo") as memo:
+        site = dataclasses.replace(small_site, memo=memo, templates="t1", new_fragments={})
+        first = fragment(site)
+        assert "&lt;e4&gt;" in first and rendered == ["moves"]
+        again = dataclasses.replace(small_site, memo=memo, templates="t1", new_fragments={})
+        assert fragment(again) == first and rendered == ["moves"]  # read, not rendered
+        changed = dataclasses.replace(small_site, memo=memo, templates="t2", new_fragments={})
+        assert fragment(changed) == first and rendered == ["moves", "moves"]

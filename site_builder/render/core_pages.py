@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import functools
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from markupsafe import Markup
 
 from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Digested, Page, PageSet
+from site_builder.render.writer import Deferred, Digested, Page, PageSet, render_fragment
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
@@ -405,17 +407,29 @@ def game_page(
     for fam in families:
         if fam.game_sections is not None:
             sections.extend(fam.game_sections(site, game))
-    moves: Any
-    fig: Any
+    # The move table and evaluation graph depend on the game and its analysis only: with a
+    # game key they are rendered once and kept in the build cache.
+    made = functools.cache(lambda: _move_rows(site, game))
+
+    def eval_context() -> dict[str, Any]:
+        return {"eval_chart": made()[1] or None}
+
+    def moves_context() -> dict[str, Any]:
+        return {"moves": made()[0]}
+
+    parts: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
+        "eval_html": ("partials/game_eval.html", eval_context),
+        "moves_html": ("partials/game_moves.html", moves_context),
+    }
     game_key = site.game_keys.get(game.game_id)
-    if game_key:
-        # The move list and evaluation graph depend on the game and its analysis only.
-        made = functools.cache(lambda: _move_rows(site, game))
-        moves = Deferred(("moves", game_key), lambda: made()[0])
-        fig = Deferred(("eval", game_key), lambda: made()[1] or None)
-    else:
-        moves, fig = _move_rows(site, game)
-        fig = fig or None
+    fragments: dict[str, Any] = {
+        name: (
+            Deferred((name, game_key), functools.partial(_fragment, site, t, game_key, context))
+            if game_key
+            else render_fragment(t, context())
+        )
+        for name, (t, context) in parts.items()
+    }
     prev, nxt = neighbours
     return Page(
         site.game_path(game.game_id),
@@ -433,8 +447,7 @@ def game_page(
                 "line": game.line,
             },
             "tags": sorted(game.tags.items()),
-            "moves": moves,
-            "eval_chart": fig,
+            **fragments,
             "not_analysed": site.not_analysed.get(game.game_id, ""),
             "sections": sections,
             "previous": _game_row(site, prev) if prev else None,
@@ -445,6 +458,20 @@ def game_page(
             ],
         },
     )
+
+
+def _fragment(
+    site: SiteData, template: str, key: str, context: Callable[[], dict[str, Any]]
+) -> Markup:
+    """``template`` rendered with ``context()``, which depends on ``key`` only: kept in the
+    build cache under the key and the templates' digest, and rendered only when missing."""
+    if not site.templates or site.memo is None:
+        return render_fragment(template, context())
+    entry = f"fragment|{template}|{key}|{site.templates}"
+    html = site.new_fragments.get(entry) or site.memo.get(entry)
+    if html is None:
+        html = site.new_fragments[entry] = str(render_fragment(template, context()))
+    return Markup(html)
 
 
 def game_page_set(

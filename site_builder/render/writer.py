@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -170,6 +171,17 @@ def environment(bytecode_dir: Path | None = None) -> jinja2.Environment:
     env.filters["pct"] = pct
     env.filters["chart_json"] = chart_json
     return env
+
+
+@functools.cache
+def _fragment_environment() -> jinja2.Environment:
+    return environment()
+
+
+def render_fragment(template: str, context: dict[str, Any]) -> Markup:
+    """A part of a page rendered on its own (``template`` uses only ``context``), to be
+    inserted into the page as it is."""
+    return Markup(_fragment_environment().get_template(template).render(context))
 
 
 def root_for(path: str) -> str:
