@@ -130,3 +130,15 @@ def test_a_commit_stopped_halfway_is_rolled_back(
     # the next build starts from the previous site and ends as if nothing had happened
     _site(SECOND, out)
     assert _tree(out) == {k: v.encode() for k, v in SECOND.items()}
+
+
+def test_recovery_after_a_first_swap_killed_at_either_rename(tmp_path: Path) -> None:
+    out, old = tmp_path / "output", tmp_path / "output.old"
+    old.mkdir()
+    (old / "index.html").write_text("previous")
+    recover_output(out)  # killed between the renames: the previous site comes back
+    assert (out / "index.html").read_text() == "previous" and not old.exists()
+    old.mkdir()
+    (old / "index.html").write_text("older")
+    recover_output(out)  # killed before the old site was deleted: it goes
+    assert (out / "index.html").read_text() == "previous" and not old.exists()

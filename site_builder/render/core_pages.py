@@ -468,7 +468,9 @@ def _fragment(
     if not site.templates or site.memo is None:
         return render_fragment(template, context())
     entry = f"fragment|{template}|{key}|{site.templates}"
-    html = site.new_fragments.get(entry) or site.memo.get(entry)
+    html = site.new_fragments.get(entry)
+    if html is None:
+        html = site.memo.get(entry)
     if html is None:
         html = site.new_fragments[entry] = str(render_fragment(template, context()))
     return Markup(html)

@@ -313,8 +313,11 @@ def _prune(output: Path, folder: str) -> None:
 def recover_output(output: Path) -> None:
     """Put the previous site back after a build killed while it changed ``output``."""
     old = output.with_name(output.name + ".old")
-    if old.exists() and not output.exists():
-        os.replace(old, output)  # killed between the two renames of a first swap
+    if old.exists():
+        if output.exists():  # killed after a first swap, before the old site was deleted
+            shutil.rmtree(old)
+        else:  # killed between the two renames of a first swap
+            os.replace(old, output)
     journal, backup = _journal(output), _backup(output)
     if journal.exists():
         moves = json.loads(journal.read_text())
