@@ -38,6 +38,7 @@ from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.output import WriteStats, asset_files, templates_digest, write_site
 from site_builder.render.slugs import unique_slugs
+from site_builder.render.tables import forget_memos
 from site_builder.render.writer import commit_changes, recover_output
 from site_builder.sitedata import Family, SiteData, event_key
 
@@ -711,12 +712,14 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
 @contextlib.contextmanager
 def _long_lived(site: SiteData) -> Iterator[SiteData]:
     """The games, plies and move table live for the whole build: kept out of the garbage
-    collector's scans (``gc.freeze``), which otherwise walk millions of them again and again."""
+    collector's scans (``gc.freeze``), which otherwise walk millions of them again and again.
+    After the build, nothing of it is kept (the tables' memos would hold the site)."""
     gc.freeze()
     try:
         yield site
     finally:
         gc.unfreeze()
+        forget_memos()
 
 
 def build(

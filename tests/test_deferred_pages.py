@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from site_builder.render import charts
 from site_builder.render.output import CHECK_KEYS, StalePageKey, write_site
@@ -57,6 +63,45 @@ def test_downloads_are_made_from_their_rows(tmp_path: Path) -> None:
 def test_figures_are_cleaned_when_written() -> None:
     fig = charts.figure([{"x": [1.234567, float("nan")], "y": [float("inf"), 2]}], {})
     assert charts.to_script_json(fig) == '{"data":[{"x":[1.2346,null],"y":[null,2]}],"layout":{}}'
+
+
+def _reference_clean(value: Any) -> Any:
+    """The plain recursive definition :func:`charts._clean` must agree with."""
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else round(value, 4)
+    if isinstance(value, dict):
+        return {k: _reference_clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_reference_clean(v) for v in value]
+    return value
+
+
+_leaf = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=-3000, max_value=3000),  # Elo-sized numbers with many digits
+    st.floats(allow_nan=True, allow_infinity=True).map(np.float64),
+    st.integers(),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+)
+_figures = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5),
+        st.lists(inner, max_size=5).map(tuple),
+        st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@given(_figures)
+@example([0.123456, (2.00005, float("nan")), {"y": [np.float64(-1.23456), None]}])
+def test_figure_cleaning_agrees_with_the_plain_definition(value: Any) -> None:
+    assert json.dumps(charts._clean(value), sort_keys=True) == json.dumps(
+        _reference_clean(value), sort_keys=True
+    )
 
 
 def test_a_page_set_is_made_only_when_its_key_changes(

@@ -21,11 +21,24 @@ COLORS = {
 PALETTE = list(COLORS.values())
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def _clean(value: Any) -> Any:
+    """``value`` with floats rounded to 4 digits and NaN or infinity as None."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        # A chart's x and y are long lists of plain floats: one pass, no call per number.
+        return [
+            (round(v, 4) if math.isfinite(v) else None)
+            if type(v) is float
+            else (v if type(v) in _PLAIN else _clean(v))
+            for v in value
+        ]
+    if kind is dict:
+        return {k: v if type(v) in _PLAIN else _clean(v) for k, v in value.items()}
     if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        return round(value, 4)
+        return round(value, 4) if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

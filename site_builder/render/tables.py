@@ -106,6 +106,11 @@ def memo_on(owner: object, name: str, make: Callable[[], Any]) -> Any:
     return value
 
 
+def forget_memos() -> None:
+    """Drop what :func:`memo_on` keeps: after a build, its frames and site are garbage."""
+    _MEMO.clear()
+
+
 def records_by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any]]]:
     """:func:`records` of ``frame`` grouped by the string value of ``column``, in row order;
     grouped once per frame, so per-page lookups cost a dict access."""
