@@ -506,11 +506,18 @@ class Family:
     #: cheaply: the player's pages are made again only when it (or another input) changes.
     #: None: the sections themselves are part of the key.
     player_inputs: Callable[[SiteData, str], Any] | None = None
+    #: The player's own downloads (the small tables of the player page), made with the
+    #: player's pages, so only when the player's key changed: their rows must be among
+    #: ``player_inputs``.
+    player_files: Callable[[SiteData, str], list[Page]] | None = None
     game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
     #: What ``game_sections`` reads for one game, gathered cheaply (as ``player_inputs``).
     game_inputs: Callable[[SiteData, GameRecord], Any] | None = None
     #: Blocks on an event (tournament or match) page, given the event key.
     event_sections: Callable[[SiteData, str], list[Section]] | None = None
+    #: An event's own downloads, made with the event page (as ``player_files``): their rows
+    #: must be among what ``event_sections`` returns.
+    event_files: Callable[[SiteData, str], list[Page]] | None = None
     #: Paragraphs for the methodology page (template partial name), or None.
     methodology: str | None = None
     #: The family's ratings of one player, for the summary card atop the player page.

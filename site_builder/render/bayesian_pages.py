@@ -594,12 +594,14 @@ def pages(site: SiteData) -> list[Page]:
         *groups_files,
         *outcomes_files,
     ]
-    # Each player's skill-by-year table (on the player page) has its own small download.
-    if not res.status and not res.years.empty:
-        for player, rows in sorted(records_by(res.years, "player").items()):
-            if player in site.player_slugs:
-                out += download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1]
     return out
+
+
+def player_files(site: SiteData, player: str) -> list[Page]:
+    """The player's skill-by-year table (on the player page) as a download."""
+    res: BayesianResult = site.results["bayesian"]
+    rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
+    return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
 
 
 def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -716,6 +718,7 @@ FAMILY = Family(
     nav=(NavItem("Skill", "skill.html"),),
     player_sections=player_sections,
     player_inputs=player_inputs,
+    player_files=player_files,
     game_sections=game_sections,
     game_inputs=game_inputs,
     methodology="partials/bayesian_methodology.html",

@@ -793,6 +793,14 @@ def player_year_downloads(site: SiteData, player: str) -> Downloads:
     return downloads_of(_player_year_base(site, player), PLAYER_YEAR_COLUMNS)
 
 
+def player_files(site: SiteData, player: str) -> list[Page]:
+    """The player's conformance-by-year table (on the player page) as a download."""
+    rows = site.results["conformance"].by_player("strength", player)
+    if not rows:
+        return []
+    return download_pages(_player_year_base(site, player), rows, PLAYER_YEAR_COLUMNS)[1]
+
+
 def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
     """R, R′ and Q per bin for every compared player-year and conformance (long format)."""
     rows = []
@@ -919,10 +927,6 @@ def pages(site: SiteData) -> list[Page]:
         )
     )
     out += years_files + dist_files
-    # Each player's conformance-by-year table (on the player page) has its own download.
-    for name, rows in sorted(res.rows_by_player("strength").items()):
-        if name in site.player_slugs:
-            out += download_pages(_player_year_base(site, name), rows, PLAYER_YEAR_COLUMNS)[1]
 
     curve_rows = _curve_rows(res)
     curves_dl, curves_files = _downloads("conformance-predictor", curve_rows, CURVE_COLUMNS)
@@ -1277,6 +1281,7 @@ FAMILY = Family(
     nav=(NavItem("Champions", "champions.html"),),
     player_sections=player_sections,
     player_inputs=player_inputs,
+    player_files=player_files,
     event_sections=event_sections,
     methodology="partials/conformance_methodology.html",
 )

@@ -290,6 +290,9 @@ def player_page(
     slug = site.player_slugs[name]
     games_dl, files = download_pages(f"data/players/{slug}-games", rows, PLAYER_GAME_COLUMNS)
     h2h_dl, h2h_files = download_pages(f"data/players/{slug}-opponents", h2h, H2H_COLUMNS)
+    for fam in families:
+        if fam.player_files is not None:
+            files += fam.player_files(site, name)
     counts = Counter(r["time_class"] for r in rows)
     years = [g.date.year for g in games if g.date.year]
     return [
@@ -661,6 +664,9 @@ def event_page(
         if rounds
         else (None, [])
     )
+    for fam in families:
+        if fam.event_files is not None:
+            r_files += fam.event_files(site, key)
     dates = [g.date for g in ordered]
     return [
         Page(
@@ -689,6 +695,21 @@ def event_page(
         *g_files,
         *r_files,
     ]
+
+
+def event_page_set(
+    site: SiteData, key: str, games: list[GameRecord], families: Sequence[Family]
+) -> PageSet:
+    """:func:`event_page` made only when what it reads changed: the event's games as listed,
+    its players' performance columns, the families' sections and the games' quality."""
+    page_key = (
+        site.event_slugs[key],
+        [_base_key(site, g) for g in games],
+        summary.event_performance(site, families, key),
+        [fam.event_sections(site, key) for fam in families if fam.event_sections is not None],
+        summary.event_games_by_quality(site, key),
+    )
+    return PageSet(f"event|{key}", page_key, lambda: event_page(site, key, games, families))
 
 
 # --- report and methodology ----------------------------------------------------------------
@@ -746,7 +767,7 @@ def make_core_family(families: Sequence[Family]) -> Family:
             *events_page(site, by_event),
         ]
         for key, event_games in sorted(by_event.items()):
-            out += event_page(site, key, event_games, families)
+            out.append(event_page_set(site, key, event_games, families))
         out += report_page(site)
         for name, player_games in sorted(by_player.items()):
             out.append(player_page_set(site, name, player_games, families))

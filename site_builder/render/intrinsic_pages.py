@@ -838,17 +838,21 @@ def pages(site: SiteData) -> list[Page]:
         *cal_files,
         *methods_files,
     ]
-    # The small tables of player and event pages have their own downloads.
-    if not res.status and not res.years.empty:
-        for name, rows in sorted(records_by(res.years, "player").items()):
-            if name in site.player_slugs:
-                base = year_downloads_base(site, name)
-                out += download_pages(base, rows, YEAR_DOWNLOAD)[1]
-    if not res.status and not res.event_players.empty:
-        for key, rows in sorted(_event_lists(res).items()):
-            if key in site.event_slugs:
-                out += download_pages(event_downloads_base(site, key), rows, EVENT_DOWNLOAD)[1]
     return out
+
+
+def player_files(site: SiteData, player: str) -> list[Page]:
+    """The player's IPR-by-year table as a download."""
+    res: IntrinsicResult = site.results["intrinsic"]
+    rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
+    return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
+
+
+def event_files(site: SiteData, key: str) -> list[Page]:
+    """The event's IPR-per-player table as a download."""
+    res: IntrinsicResult = site.results["intrinsic"]
+    rows = [] if res.status or res.event_players.empty else _event_lists(res).get(key)
+    return download_pages(event_downloads_base(site, key), rows, EVENT_DOWNLOAD)[1] if rows else []
 
 
 def _event_lists(res: IntrinsicResult) -> dict[str, list[dict[str, Any]]]:
@@ -1034,5 +1038,7 @@ FAMILY = Family(
     player_sections=player_sections,
     player_inputs=player_inputs,
     event_sections=event_sections,
+    player_files=player_files,
+    event_files=event_files,
     methodology="partials/intrinsic_methodology.html",
 )
