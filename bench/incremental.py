@@ -95,7 +95,7 @@ def main() -> dict[str, float]:
     each = ", ".join(f"{100 * mr / full_mr:.1f}%" for mr, _t, _s in runs)
     print(f"  metric+render of each rebuild against the cold build: {each} (median reported)")
     print(
-        f"RATIO metric+render, one added tournament / full: {100 * ratio:.0f}% "
+        f"RATIO metric+render, one added tournament / full: {100 * ratio:.1f}% "
         f"({'meets' if ratio <= 0.10 else 'misses'} the 10% target)"
     )
     print(
