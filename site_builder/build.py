@@ -9,7 +9,7 @@ import fnmatch
 import gc
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,13 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
-from site_builder.incremental import BuildCache, code_digest, digest, explain_changes
+from site_builder.incremental import (
+    BuildCache,
+    code_digest,
+    collector_paused,
+    digest,
+    explain_changes,
+)
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.metrics.moves import move_row, move_table
@@ -359,7 +365,11 @@ def prepare(
     scheduler: str | None = None,
     build_cache: BuildCache | None = None,
 ) -> SiteData | None:
-    """Ingest and analyse; the site's inputs (None when ``analyse_only``)."""
+    """Ingest and analyse; the site's inputs (None when ``analyse_only``).
+
+    The plies and move rows, loaded in bulk, are frozen out of the garbage collector's scans
+    (``gc.freeze``) until ``gc.unfreeze()``, which :func:`build` calls at its end.
+    """
     clock = _Clock(stats)
     cache_dir = cache_dir or default_cache_dir(content_dir)
     if build_cache is not None:
@@ -416,7 +426,9 @@ def _prepare(
     a = settings.analysis
     keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
     fingerprints = {g.game_id: game_fingerprint(g) for g in games}
-    plies = cached_plies(games, keys_from, build_cache, fingerprints)
+    with collector_paused():
+        plies = cached_plies(games, keys_from, build_cache, fingerprints)
+    gc.freeze()  # the plies live for the whole build (unfrozen by build at its end)
     to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
     stats.analysed_games = len(chosen)
     clock.lap("ingest")
@@ -461,16 +473,18 @@ def _prepare(
             clock.lap("analysis")
             if analyse_only:
                 return None
-            rows, analysed = gather_moves(
-                chosen,
-                to_analyse,
-                spec,
-                cache,
-                settings.quality.mate_cp,
-                not_analysed,
-                build_cache,
-                fingerprints,
-            )
+            with collector_paused():
+                rows, analysed = gather_moves(
+                    chosen,
+                    to_analyse,
+                    spec,
+                    cache,
+                    settings.quality.mate_cp,
+                    not_analysed,
+                    build_cache,
+                    fingerprints,
+                )
+            gc.freeze()
     elif analyse_only:
         echo("No games to analyse.")
         return None
@@ -709,17 +723,11 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
     return new
 
 
-@contextlib.contextmanager
-def _long_lived(site: SiteData) -> Iterator[SiteData]:
-    """The games, plies and move table live for the whole build: kept out of the garbage
-    collector's scans (``gc.freeze``), which otherwise walk millions of them again and again.
-    After the build, nothing of it is kept (the tables' memos would hold the site)."""
-    gc.freeze()
-    try:
-        yield site
-    finally:
-        gc.unfreeze()
-        forget_memos()
+def _release() -> None:
+    """At the end of a build: what it froze goes back to the collector, and nothing of the
+    build is kept (the tables' memos would hold the site)."""
+    gc.unfreeze()
+    forget_memos()
 
 
 def build(
@@ -738,6 +746,10 @@ def build(
     recover_output(output_dir)
     cache_dir = cache_dir or default_cache_dir(content_dir)
     with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
+        # The games, plies, move table and results live for the whole build: frozen out of
+        # the garbage collector's scans (gc.freeze), which would walk millions of them again
+        # and again, and unfrozen at the end.
+        stack.callback(_release)
         site = prepare(
             content_dir,
             settings,
@@ -751,7 +763,7 @@ def build(
         )
         if site is None:
             return stats
-        stack.enter_context(_long_lived(site))
+        gc.freeze()
         clock = _Clock(stats)
         manifest_key = f"manifest|{output_dir.resolve()}"
         old = build_cache.get(manifest_key) or {}
@@ -782,18 +794,20 @@ def build(
             digest([new[k] for k in DATA_KEYS]),
             stats.family_seconds,
         )
+        gc.freeze()  # the results, like the site, live until the build ends
         stats.recomputed_players = site.recomputed_players
         stats.group_counts = site.group_counts
         stats.elo_resumed = site.facts.get("elo_resumed", {})
         clock.lap("metrics")
-        result, rendered = render_site(
-            site,
-            families,
-            output_dir,
-            old.get("pages"),
-            build_cache_dir(cache_dir) / "jinja",
-            old.get("page_sets"),
-        )
+        with collector_paused():
+            result, rendered = render_site(
+                site,
+                families,
+                output_dir,
+                old.get("pages"),
+                build_cache_dir(cache_dir) / "jinja",
+                old.get("page_sets"),
+            )
         build_cache.set(manifest_key, {**new, **rendered})
         clock.lap("render")
     stats.pages = result.pages

@@ -8,10 +8,11 @@ the move rows of each analysed game are cached under keys that hold everything t
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -80,7 +81,10 @@ class BuildCache:
         return sha
 
     def get(self, key: str) -> Any:
-        value = self._cache.get(key, default=None)
+        # Unpickling a large entry (a move table: millions of objects) makes no garbage, but
+        # would set off full collections that walk every object already loaded.
+        with collector_paused():
+            value = self._cache.get(key, default=None)
         if value is None:
             self.misses += 1
         else:
@@ -145,6 +149,18 @@ class BuildCache:
 
         read.prefetch = prefetch  # type: ignore[attr-defined]
         return read
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No garbage collection inside (for code that allocates much and frees little)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def code_digest() -> str:
