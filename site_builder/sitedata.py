@@ -77,7 +77,7 @@ class SiteData:
     #: Digest of the templates, set by the render phase ("" outside a build)
     templates: str = ""
     #: Page fragments rendered in this build, for the build cache (see core_pages._fragment)
-    new_fragments: dict[str, str] = field(default_factory=dict, repr=False)
+    new_fragments: dict[str, Any] = field(default_factory=dict, repr=False)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)
     #: family → how many groups (players, years, events, ...) it computed and reused
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -358,6 +358,11 @@ class SiteData:
             if any(fnmatch.fnmatch(rel, pat) for pat in patterns):
                 out.add(g.game_id)
         return out
+
+    @functools.cached_property
+    def settings_digest(self) -> str:
+        """Digest of every settings section (taken once)."""
+        return self.settings.digest()
 
     @functools.cached_property
     def classical_moves(self) -> pd.DataFrame:

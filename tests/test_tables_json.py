@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from site_builder.render import tables
@@ -39,6 +39,7 @@ def _plain_json(rows: list[dict[str, object]], cols: list[str]) -> bytes:
 
 @settings(max_examples=500, deadline=None)
 @given(TABLES)
+@example((["player", "q"], [{"player": '},\n  {"q": 1}', "q": 0.5}, {"player": "}", "q": None}]))
 def test_json_bytes_equal_the_standard_encoder(
     table: tuple[list[str], list[dict[str, object]]],
 ) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from markupsafe import Markup
 
@@ -14,12 +15,20 @@ from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Digested, Page, PageSet, render_fragment
+from site_builder.render.writer import (
+    Deferred,
+    Digested,
+    Page,
+    PageSet,
+    render_fragment,
+    root_for,
+)
 from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteData, event_key
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
 _BEST_GAMES = 5  # best and worst games shown on player and event pages
 SEARCH_INDEX = "assets/search-index.js"
+T = TypeVar("T")
 
 
 def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> dict[str, Any]:
@@ -268,13 +277,59 @@ def _quality_rows(
     return [{**rows_by_id[gid], "q": q} for gid, q in ranked if gid in rows_by_id]
 
 
-def player_page(
-    site: SiteData, name: str, games: Sequence[GameRecord], families: Sequence[Family]
-) -> list[Page]:
-    sections: list[Section] = []
+@dataclass(frozen=True)
+class RenderedSection:
+    """A block of a player page, its partial already rendered."""
+
+    title: str
+    html: Markup
+
+
+def _player_sections(
+    site: SiteData,
+    name: str,
+    games: Sequence[GameRecord],
+    families: Sequence[Family],
+    inputs: dict[str, Digested] | None,
+) -> list[RenderedSection]:
+    """Each family's blocks of the player page, rendered. With the family's inputs for the
+    player (``inputs``, as the page key holds them), a family's blocks are kept in the build
+    cache and rendered again only when those inputs, the player's game rows (every link
+    a block shows is to the player's games, their events and opponents), the settings, the
+    code or the templates change."""
+    root = root_for(site.player_path(name))
+    games_key = [_base_key(site, g) for g in games]
+    out: list[RenderedSection] = []
     for fam in families:
-        if fam.player_sections is not None:
-            sections.extend(fam.player_sections(site, name))
+        hook = fam.player_sections
+        if hook is None:
+            continue
+
+        def made(hook: Callable[[SiteData, str], list[Section]] = hook) -> list[tuple[str, str]]:
+            context = {"root": root, "settings": site.settings}
+            return [
+                (s.title, str(render_fragment(s.template, {**context, "ctx": s.context})))
+                for s in hook(site, name)
+            ]
+
+        fed = inputs.get(fam.name) if inputs else None
+        if fed is None:
+            parts = made()
+        else:
+            key = [fam.name, name, root, fed, games_key, site.settings_digest, site.code]
+            parts = _memo_fragment(site, f"{fam.name}-player", Digested(key).sha, made)
+        out += [RenderedSection(title, Markup(html)) for title, html in parts]
+    return out
+
+
+def player_page(
+    site: SiteData,
+    name: str,
+    games: Sequence[GameRecord],
+    families: Sequence[Family],
+    inputs: dict[str, Digested] | None = None,
+) -> list[Page]:
+    sections = _player_sections(site, name, games, families, inputs)
     rows = [_game_row(site, g, name) for g in games]
     ranked = summary.player_games_by_quality(site, name)
     q_of = dict(ranked)
@@ -328,20 +383,22 @@ def player_page_set(
 ) -> PageSet:
     """:func:`player_page` made only when what it reads changed: the player's games as
     listed, their ranks and summary, and each family's inputs for them."""
-    inputs = [
-        fam.player_inputs(site, name) if fam.player_inputs else fam.player_sections(site, name)
+    inputs = {
+        fam.name: Digested(
+            fam.player_inputs(site, name) if fam.player_inputs else fam.player_sections(site, name)
+        )
         for fam in families
         if fam.player_sections is not None
-    ]
+    }
     key = (
         site.player_slugs[name],
         # A row from the player's side is its game's common row plus fields made from it.
         [_base_key(site, g) for g in games],
         summary.player_summary(site, families, name),
         summary.player_games_by_quality(site, name),
-        inputs,
+        list(inputs.values()),
     )
-    return PageSet(f"player|{name}", key, lambda: player_page(site, name, games, families))
+    return PageSet(f"player|{name}", key, lambda: player_page(site, name, games, families, inputs))
 
 
 # --- game page -----------------------------------------------------------------------------
@@ -463,19 +520,26 @@ def game_page(
     )
 
 
+def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -> T:
+    """``make()``, rendered HTML that depends on ``key`` only: kept in the build cache under
+    the key and the templates' digest, and made only when missing."""
+    if not site.templates or site.memo is None:
+        return make()
+    entry = f"fragment|{name}|{key}|{site.templates}"
+    found = site.new_fragments.get(entry)
+    if found is None:
+        found = site.memo.get(entry)
+    if found is None:
+        found = site.new_fragments[entry] = make()
+    return found
+
+
 def _fragment(
     site: SiteData, template: str, key: str, context: Callable[[], dict[str, Any]]
 ) -> Markup:
-    """``template`` rendered with ``context()``, which depends on ``key`` only: kept in the
-    build cache under the key and the templates' digest, and rendered only when missing."""
-    if not site.templates or site.memo is None:
-        return render_fragment(template, context())
-    entry = f"fragment|{template}|{key}|{site.templates}"
-    html = site.new_fragments.get(entry)
-    if html is None:
-        html = site.memo.get(entry)
-    if html is None:
-        html = site.new_fragments[entry] = str(render_fragment(template, context()))
+    """``template`` rendered with ``context()``, which depends on ``key`` only (kept in the
+    build cache as :func:`_memo_fragment` keeps it)."""
+    html = _memo_fragment(site, template, key, lambda: str(render_fragment(template, context())))
     return Markup(html)
 
 

@@ -194,8 +194,10 @@ def _indented_rows(items: list[dict[str, Any]], columns: Sequence[str]) -> str |
     """``json.dumps(items, ensure_ascii=False, indent=1)`` for rows of scalars; None when a
     value is not a str, int, float, bool or None.
 
-    Each row is one call of the C encoder, whose item separator already holds the row's
-    indentation (the indenting encoder is pure Python and encodes value by value).
+    One call of the C encoder, whose item separator already holds a row's indentation (the
+    indenting encoder is pure Python and encodes value by value); the rows' separators are
+    then indented one space less. An encoded string holds no line break, so ``},`` followed
+    by a line break occurs only between rows.
     """
     import json
 
@@ -203,10 +205,9 @@ def _indented_rows(items: list[dict[str, Any]], columns: Sequence[str]) -> str |
         return "[]"
     if not columns:
         return "[\n " + ",\n ".join("{}" for _ in items) + "\n]"
-    encode = json.JSONEncoder(ensure_ascii=False, separators=(",\n  ", ": ")).encode
-    parts = []
     for item in items:
         if not set(map(type, item.values())) <= _SCALARS:
             return None
-        parts.append("{\n  " + encode(item)[1:-1] + "\n }")
-    return "[\n " + ",\n ".join(parts) + "\n]"
+    text = json.JSONEncoder(ensure_ascii=False, separators=(",\n  ", ": ")).encode(items)
+    body = text[2:-2].replace("},\n  {", "\n },\n {\n  ")
+    return "[\n {\n  " + body + "\n }\n]"

@@ -70,10 +70,14 @@ class Digested:
         self.value = value
         self._sha: str | None = None
 
-    def __reduce__(self) -> tuple[Any, ...]:
+    @property
+    def sha(self) -> str:
         if self._sha is None:
             self._sha = hashlib.sha1(fast_pickle(self.value)).hexdigest()
-        return (Digested, (self._sha,))
+        return self._sha
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Digested, (self.sha,))
 
 
 @dataclass(frozen=True)
