@@ -515,6 +515,9 @@ class Family:
     #: player's pages, so only when the player's key changed: their rows must be among
     #: ``player_inputs``.
     player_files: Callable[[SiteData, str], list[Page]] | None = None
+    #: Keep the rendered ``player_sections`` in the build cache (keyed by ``player_inputs``);
+    #: False for blocks that almost every new game changes.
+    cache_player_blocks: bool = True
     game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
     #: What ``game_sections`` reads for one game, gathered cheaply (as ``player_inputs``).
     game_inputs: Callable[[SiteData, GameRecord], Any] | None = None

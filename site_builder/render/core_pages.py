@@ -312,7 +312,7 @@ def _player_sections(
                 for s in hook(site, name)
             ]
 
-        fed = inputs.get(fam.name) if inputs else None
+        fed = inputs.get(fam.name) if inputs and fam.cache_player_blocks else None
         if fed is None:
             parts = made()
         else:

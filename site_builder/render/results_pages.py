@@ -1187,6 +1187,8 @@ FAMILY = Family(
     ),
     player_sections=player_sections,
     player_inputs=player_inputs,
+    # The block shows the opening draw factor: a new game changes its ECO's draw rate.
+    cache_player_blocks=False,
     game_sections=game_sections,
     game_inputs=game_inputs,
     methodology="partials/results_methodology.html",
