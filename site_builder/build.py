@@ -45,7 +45,7 @@ from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.output import WriteStats, asset_files, templates_digest, write_site
 from site_builder.render.slugs import unique_slugs
 from site_builder.render.tables import forget_memos
-from site_builder.render.writer import commit_changes, recover_output
+from site_builder.render.writer import commit_changes, environment, recover_output
 from site_builder.sitedata import Family, SiteData, event_key
 
 Echo = Callable[[str], None]
@@ -653,6 +653,7 @@ def render_site(
     """
     templates = templates_digest()
     site.templates = templates
+    site.jinja = env = environment(bytecode_dir)
     items = [p for fam in families for p in fam.pages(site)]
     staging = output_dir.with_name(output_dir.name + ".staging")
     if staging.exists():
@@ -676,6 +677,7 @@ def render_site(
         shared,
         bytecode_dir,
         old_sets,
+        env,
     )
     commit_changes(staging, output_dir, written.changed, written.removed)
     if site.memo is not None and site.new_fragments:

@@ -76,6 +76,8 @@ class SiteData:
     game_row_keys: dict[str, Any] = field(default_factory=dict, repr=False)
     #: Digest of the templates, set by the render phase ("" outside a build)
     templates: str = ""
+    #: The build's Jinja environment (set by the render phase; page parts are rendered with it)
+    jinja: Any = field(default=None, repr=False)
     #: Page fragments rendered in this build, for the build cache (see core_pages._fragment)
     new_fragments: dict[str, Any] = field(default_factory=dict, repr=False)
     recomputed_players: dict[str, set[str]] = field(default_factory=dict)

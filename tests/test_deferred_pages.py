@@ -7,12 +7,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from site_builder.render import charts
+from site_builder.render import charts, output
 from site_builder.render.output import CHECK_KEYS, StalePageKey, write_site
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import Deferred, Page, PageSet, commit_changes
@@ -130,6 +131,53 @@ def test_a_page_set_is_made_only_when_its_key_changes(
     monkeypatch.setenv(CHECK_KEYS, "1")
     with pytest.raises(StalePageKey, match=r"players/a\.csv"):
         write_site([player("1", "y")], {}, staging, {}, out, digests, "s", None, sets)
+
+
+def test_a_remade_page_set_renders_its_pages_without_digesting_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = jinja2.Environment(loader=jinja2.DictLoader({"p.html": "<p>{{ text }}</p>"}))
+    digested: list[object] = []
+    real = output._inputs_digest
+
+    def counting(inputs: object, shared: str) -> str | None:
+        digested.append(inputs)
+        return real(inputs, shared)
+
+    monkeypatch.setattr(output, "_inputs_digest", counting)
+
+    def player(key: str, text: str) -> PageSet:
+        def make() -> list[Page]:
+            return [
+                Page("players/a.html", "p.html", {"text": text}),
+                Page("players/a.csv", "", {"bytes": text.encode()}),
+            ]
+
+        return PageSet("player|a", ("games", key), make)
+
+    out, staging = tmp_path / "out", tmp_path / "staging"
+
+    def build(
+        item: PageSet, digests: dict[str, str], sets: dict[str, tuple[str, list[str]]]
+    ) -> tuple[dict[str, str], dict[str, tuple[str, list[str]]]]:
+        stats, digests, sets = write_site(
+            [item], {}, staging, {}, out, digests, "s", None, sets, env
+        )
+        commit_changes(staging, out, stats.changed, stats.removed)
+        return digests, sets
+
+    digests, sets = build(player("1", "x"), {}, {})
+    # The set's key and the CSV's context are digested, the HTML page's context is not.
+    assert len(digested) == 2
+    assert (out / "players/a.html").read_text() == "<p>x</p>"
+    digests, sets = build(player("2", "y"), digests, sets)
+    assert (out / "players/a.html").read_text() == "<p>y</p>"
+    # Reused by its key; in the check mode, an unchanged key with other HTML is found.
+    digests, sets = build(player("2", "y"), digests, sets)
+    monkeypatch.setenv(CHECK_KEYS, "1")
+    build(player("2", "y"), digests, sets)
+    with pytest.raises(StalePageKey, match=r"players/a\.html"):
+        build(player("2", "z"), digests, sets)
 
 
 def test_a_game_fragment_is_rendered_once_and_kept(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

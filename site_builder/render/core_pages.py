@@ -307,8 +307,9 @@ def _player_sections(
 
         def made(hook: Callable[[SiteData, str], list[Section]] = hook) -> list[tuple[str, str]]:
             context = {"root": root, "settings": site.settings}
+            env = site.jinja
             return [
-                (s.title, str(render_fragment(s.template, {**context, "ctx": s.context})))
+                (s.title, str(render_fragment(s.template, {**context, "ctx": s.context}, env)))
                 for s in hook(site, name)
             ]
 
@@ -486,7 +487,7 @@ def game_page(
         name: (
             Deferred((name, game_key), functools.partial(_fragment, site, t, game_key, context))
             if game_key
-            else render_fragment(t, context())
+            else render_fragment(t, context(), site.jinja)
         )
         for name, (t, context) in parts.items()
     }
@@ -539,7 +540,9 @@ def _fragment(
 ) -> Markup:
     """``template`` rendered with ``context()``, which depends on ``key`` only (kept in the
     build cache as :func:`_memo_fragment` keeps it)."""
-    html = _memo_fragment(site, template, key, lambda: str(render_fragment(template, context())))
+    html = _memo_fragment(
+        site, template, key, lambda: str(render_fragment(template, context(), site.jinja))
+    )
     return Markup(html)
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from site_builder.render.writer import (
     Page,
     PageSet,
@@ -105,6 +107,7 @@ def write_site(
     shared_digest: str,
     bytecode_dir: Path | None = None,
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    env: jinja2.Environment | None = None,
 ) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
     """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
@@ -112,7 +115,7 @@ def write_site(
     without being made. Returns (stats, new page digests, new page-set keys and paths); the
     stats list the changed and removed files :func:`commit_changes` applies.
     """
-    env = environment(bytecode_dir)
+    env = env or environment(bytecode_dir)
     stats = WriteStats()
     digests: dict[str, str] = {}
     written: set[str] = set()
@@ -126,6 +129,16 @@ def write_site(
     check = os.environ.get(CHECK_KEYS) == "1"
     sets: dict[str, tuple[str, list[str]]] = {}
     pages: list[Page] = []
+    # A templated page of a remade set: its set's key changed, so its bytes almost always
+    # did; it is rendered without a digest of its context, and recorded under the key.
+    keyed: dict[str, str] = {}
+
+    def unchanged(page: Page) -> bool:
+        if page.template:
+            old = os.path.join(before, page.path)
+            return page.path in old_files and _same_bytes(old, page_bytes(page, env, common))
+        return _page_digest(page, shared_digest) == old_digests.get(page.path)
+
     for item in items:
         if not isinstance(item, PageSet):
             pages.append(item)
@@ -143,11 +156,7 @@ def write_site(
             if reuse and last is not None:
                 stale = sorted(
                     {p.path for p in fresh} ^ set(last[1])
-                    | {
-                        p.path
-                        for p in fresh
-                        if _page_digest(p, shared_digest) != old_digests.get(p.path)
-                    }
+                    | {p.path for p in fresh if not unchanged(p)}
                 )
                 if stale:
                     raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
@@ -155,6 +164,7 @@ def write_site(
                 pages.extend(fresh)
                 if key is not None:
                     sets[item.name] = (key, sorted(p.path for p in fresh))
+                    keyed.update((p.path, f"set {key}") for p in fresh if p.template)
                 continue
         assert last is not None
         sets[item.name] = last
@@ -167,7 +177,7 @@ def write_site(
     stats.pages = len(written) + len(pages)
     for page in sorted(pages, key=lambda p: p.path):
         old = os.path.join(before, page.path) if page.path in old_files else None
-        digest = _page_digest(page, shared_digest)
+        digest = keyed.get(page.path) or _page_digest(page, shared_digest)
         if digest is not None:
             digests[page.path] = digest
         if digest is not None and old is not None and old_digests.get(page.path) == digest:

@@ -82,6 +82,21 @@ class ResultsData:
         found: dict[str, bytes] = self._index["row_keys"]
         return found
 
+    def update_keys(self) -> dict[str, bytes]:
+        """player → a 64-bit hash of each of their ``updates`` in the order a page lists them
+        (by ``order``), ``order`` itself left out (indexed once, hashed column-wise)."""
+        if "update_keys" not in self._index:
+            frame = self.updates
+            if "order" in frame.columns:
+                frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
+            hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+            self._index["update_keys"] = {
+                str(p): hashes[at].tobytes()
+                for p, at in frame.groupby("player", sort=False).indices.items()
+            }
+        found: dict[str, bytes] = self._index["update_keys"]
+        return found
+
     def scope_keys(self) -> dict[str, Digested]:
         """Each list's scope, as page keys hold it (digested once per build)."""
         if "scope_keys" not in self._index:
@@ -1096,12 +1111,11 @@ def player_inputs(site: SiteData, player: str) -> Any:
     scopes = res.scope_keys()
     # The section reads an update's global ``order`` only to sort them, and a row's
     # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
-    updates = sorted(res.by("updates", "player", player), key=lambda u: u["order"])
     classical = [r for r in res.by("rows", "player", player) if r["time_class"] == "classical"]
     return (
         res.row_keys().get(player, b""),
         results.style_summary(classical) if classical else None,
-        [{k: v for k, v in u.items() if k != "order"} for u in updates],
+        res.update_keys().get(player, b""),
         # What _status_rows reads of each list's row and scope.
         [
             (key, *(row[c] for c in _STATUS_FIELDS), rank, scopes[key])

@@ -182,10 +182,13 @@ def _fragment_environment() -> jinja2.Environment:
     return environment()
 
 
-def render_fragment(template: str, context: dict[str, Any]) -> Markup:
+def render_fragment(
+    template: str, context: dict[str, Any], env: jinja2.Environment | None = None
+) -> Markup:
     """A part of a page rendered on its own (``template`` uses only ``context``), to be
-    inserted into the page as it is."""
-    return Markup(_fragment_environment().get_template(template).render(context))
+    inserted into the page as it is; with ``env``, the build's environment (its templates
+    compiled once for the pages and their parts)."""
+    return Markup((env or _fragment_environment()).get_template(template).render(context))
 
 
 def root_for(path: str) -> str:
