@@ -139,8 +139,10 @@ def forget(counts: pd.DataFrame) -> pd.DataFrame:
     years = counts.index.get_level_values("year").to_numpy(dtype=float)
     arr = counts.to_numpy(dtype=float)
     out = np.zeros_like(arr)
-    for player in sorted(set(players.tolist())):
-        rows = np.flatnonzero(players == player)
+    # Each player's rows in their order, from one stable sort (not a search per player).
+    order = np.argsort(players, kind="stable")
+    starts = np.flatnonzero(np.r_[True, players[order][1:] != players[order][:-1]])
+    for rows in np.split(order, starts[1:]) if len(order) else []:
         back = years[rows][None, :] - years[rows][:, None]  # j − y
         weights = np.where(back <= 0, np.power(2.0, np.minimum(back, 0.0)), 0.0)
         out[rows] = weights @ arr[rows]
