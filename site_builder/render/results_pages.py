@@ -74,11 +74,7 @@ class ResultsData:
         out: what a player page key reads of the rows (indexed once, hashed column-wise)."""
         if "row_keys" not in self._index:
             frame = self.rows.drop(columns=["opening_draw"], errors="ignore")
-            hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-            self._index["row_keys"] = {
-                str(p): hashes[at].tobytes()
-                for p, at in frame.groupby("player", sort=False).indices.items()
-            }
+            self._index["row_keys"] = row_hashes_by(frame, "player")
         found: dict[str, bytes] = self._index["row_keys"]
         return found
 
@@ -89,11 +85,7 @@ class ResultsData:
             frame = self.updates
             if "order" in frame.columns:
                 frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
-            hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-            self._index["update_keys"] = {
-                str(p): hashes[at].tobytes()
-                for p, at in frame.groupby("player", sort=False).indices.items()
-            }
+            self._index["update_keys"] = row_hashes_by(frame, "player")
         found: dict[str, bytes] = self._index["update_keys"]
         return found
 
