@@ -81,10 +81,7 @@ class BuildCache:
         return sha
 
     def get(self, key: str) -> Any:
-        # Unpickling a large entry (a move table: millions of objects) makes no garbage, but
-        # would set off full collections that walk every object already loaded.
-        with collector_paused():
-            value = self._cache.get(key, default=None)
+        value = self._cache.get(key, default=None)
         if value is None:
             self.misses += 1
         else:
