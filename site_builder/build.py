@@ -42,7 +42,14 @@ from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
-from site_builder.render.output import WriteStats, asset_files, templates_digest, write_site
+from site_builder.render.output import (
+    WorkerHooks,
+    WriteStats,
+    asset_files,
+    render_workers,
+    templates_digest,
+    write_site,
+)
 from site_builder.render.slugs import unique_slugs
 from site_builder.render.tables import forget_memos
 from site_builder.render.writer import commit_changes, environment, recover_output
@@ -644,12 +651,14 @@ def render_site(
     old_digests: dict[str, str] | None = None,
     bytecode_dir: Path | None = None,
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    workers: int = 1,
 ) -> tuple[RenderResult, dict[str, Any]]:
     """Write the new and changed files into a staging folder and move them into place.
 
     Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
-    page sets whose key matches ``old_sets`` are kept without being made. Returns the
-    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
+    page sets whose key matches ``old_sets`` are kept without being made; the rest are made
+    and rendered in ``workers`` processes. Returns the result and what the next build
+    compares with: {"pages": digests, "page_sets": keys}.
     """
     templates = templates_digest()
     site.templates = templates
@@ -678,6 +687,8 @@ def render_site(
         bytecode_dir,
         old_sets,
         env,
+        workers,
+        _render_worker_hooks(site),
     )
     commit_changes(staging, output_dir, written.changed, written.removed)
     if site.memo is not None and site.new_fragments:
@@ -685,6 +696,27 @@ def render_site(
             for entry, html in site.new_fragments.items():
                 site.memo.set(entry, html)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
+
+
+def _render_worker_hooks(site: SiteData) -> WorkerHooks:
+    """A forked render worker reads the build cache through its own connection (an SQLite
+    connection must not be used across a fork) and sends back the fragments it rendered."""
+    inherited: list[Any] = []
+
+    def start() -> None:
+        # The parent's connection is kept, never used or closed, until the worker exits:
+        # closing it here could let SQLite clean up files the parent still uses.
+        inherited.append(site.memo)
+        if isinstance(site.memo, BuildCache):
+            site.memo = BuildCache(site.memo.directory)
+        site.new_fragments.clear()
+
+    def harvest() -> dict[str, Any]:
+        found = dict(site.new_fragments)
+        site.new_fragments.clear()
+        return found
+
+    return WorkerHooks(start, harvest, site.new_fragments.update)
 
 
 #: The manifest entries every family's numbers depend on (besides code and settings).
@@ -809,6 +841,7 @@ def build(
             old.get("pages"),
             build_cache_dir(cache_dir) / "jinja",
             old.get("page_sets"),
+            render_workers(),
         )
         build_cache.set(manifest_key, {**new, **rendered})
         clock.lap("render")

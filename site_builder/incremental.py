@@ -52,6 +52,7 @@ class BuildCache:
 
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
+        self.directory = directory
         self._cache = diskcache.Cache(
             str(directory), disk=_Disk, eviction_policy="none", size_limit=2**62
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -208,3 +209,74 @@ def test_a_game_fragment_is_rendered_once_and_kept(small_site, tmp_path: Path) -
         assert fragment(again) == first and rendered == ["moves"]  # read, not rendered
         changed = dataclasses.replace(small_site, memo=memo, templates="t2", new_fragments={})
         assert fragment(changed) == first and rendered == ["moves", "moves"]
+
+
+def _site_items(version: str) -> list[Page | PageSet]:
+    """Page sets (closures: they cannot be sent to a process, only inherited by a fork),
+    templated pages and downloads; ``version`` changes every third player."""
+    items: list[Page | PageSet] = []
+    for i in range(24):
+        text = f"{i}{version if i % 3 == 0 else ''}"
+
+        def make(i: int = i, text: str = text) -> list[Page]:
+            return [
+                Page(f"players/{i}.html", "p.html", {"text": text}),
+                Page(f"data/{i}.csv", "", {"bytes": Deferred(("csv", text), text.encode)}),
+            ]
+
+        items.append(PageSet(f"player|{i}", ("games", text), make))
+    items += [Page(f"lists/{j}.html", "p.html", {"text": f"list {j}{version}"}) for j in range(5)]
+    return items
+
+
+def test_worker_processes_write_the_same_site_as_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = jinja2.Environment(loader=jinja2.DictLoader({"p.html": "<p>{{ text }}</p>"}))
+    parent = os.getpid()
+    pids: list[set[int]] = []
+    hooks = output.WorkerHooks(start=lambda: None, harvest=os.getpid, absorb=pids.append)
+
+    def build(version: str, workers: int, out: Path, old: Any) -> tuple[Any, ...]:
+        staging = out.with_name(out.name + ".staging")
+        stats, digests, sets = write_site(
+            _site_items(version),
+            {},
+            staging,
+            {},
+            out,
+            old[0],
+            "shared",
+            old_sets=old[1],
+            env=env,
+            workers=workers,
+            hooks=hooks,
+        )
+        commit_changes(staging, out, stats.changed, stats.removed)
+        files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*.*")}
+        return (stats, digests, sets, files)
+
+    for workers in (1, 3):
+        out = tmp_path / f"out{workers}"
+        first = build("a", workers, out, ({}, None))
+        second = build("b", workers, out, (first[1], first[2]))
+        if workers == 1:
+            one = (first, second)
+    assert (first, second) == one  # stats, digests, page-set keys and every byte
+    assert second[0].sets_reused == 16 and len(second[0].changed) == 8 * 2 + 5
+    assert any(pid != parent for pid in pids)  # worker processes did take shares
+    # A stale key found in a worker is raised in the parent.
+    monkeypatch.setenv(CHECK_KEYS, "1")
+    changed = _site_items("b")
+    changed[1] = PageSet(
+        "player|1",
+        ("games", "1"),
+        lambda: [
+            Page("players/1.html", "p.html", {"text": "z"}),
+            Page("data/1.csv", "", {"bytes": b"1"}),
+        ],
+    )
+    with pytest.raises(StalePageKey, match=r"player\|1"):
+        write_site(
+            changed, {}, tmp_path / "s", {}, out, second[1], "shared", None, second[2], env, 3
+        )

@@ -11,9 +11,12 @@ their inode and modification time.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,61 +100,80 @@ def _same_bytes(old: str, data: bytes) -> bool:
     return os.path.getsize(old) == len(data) and Path(old).read_bytes() == data
 
 
-def write_site(
-    items: Sequence[Page | PageSet],
-    assets: dict[str, bytes],
-    staging: Path,
-    common: dict[str, Any],
-    previous: Path,
-    old_digests: dict[str, str],
-    shared_digest: str,
-    bytecode_dir: Path | None = None,
-    old_sets: dict[str, tuple[str, list[str]]] | None = None,
-    env: jinja2.Environment | None = None,
-) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
+@dataclass
+class _Part:
+    """What one share of the pages gave: filled by :func:`_write_share`."""
 
-    A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
-    without being made. Returns (stats, new page digests, new page-set keys and paths); the
-    stats list the changed and removed files :func:`commit_changes` applies.
-    """
-    env = env or environment(bytecode_dir)
-    stats = WriteStats()
-    digests: dict[str, str] = {}
-    written: set[str] = set()
-    before, stage = str(previous), str(staging)
+    rendered: int = 0
+    reused: int = 0
+    sets_reused: int = 0
+    unchanged: int = 0
+    changed: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)
+    sets: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    extra: Any = None  # what the worker hook harvested (fragments rendered on the way)
+
+
+@dataclass
+class _Job:
+    """Everything a share of the pages needs; a forked worker inherits it."""
+
+    items: Sequence[Page | PageSet]
+    env: jinja2.Environment
+    common: dict[str, Any]
+    before: str
+    stage: str
+    old_files: set[str]
+    old_digests: dict[str, str]
+    old_sets: dict[str, tuple[str, list[str]]]
+    shared: str
+    check: bool
+    hooks: WorkerHooks | None = None
+
+
+@dataclass(frozen=True)
+class WorkerHooks:
+    """How a forked render worker takes over from the parent: ``start()`` runs first in the
+    worker (e.g. to open its own connection to the build cache), ``harvest()`` after each
+    share returns what the share left behind, and the parent hands it to ``absorb``."""
+
+    start: Callable[[], None]
+    harvest: Callable[[], Any]
+    absorb: Callable[[Any], None]
+
+
+def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
+    """Make, render and place the items at ``indices`` (the pages of a share are independent
+    of every other share's)."""
+    part = _Part()
     made: set[str] = set()  # folders created in staging
-
-    def place(path: str, data: bytes) -> None:
-        _place(stage, path, data, made)
-
-    old_files = set(_files_under(previous))
-    check = os.environ.get(CHECK_KEYS) == "1"
-    sets: dict[str, tuple[str, list[str]]] = {}
     pages: list[Page] = []
     # A templated page of a remade set: its set's key changed, so its bytes almost always
     # did; it is rendered without a digest of its context, and recorded under the key.
     keyed: dict[str, str] = {}
+    env, common, before, old_files = job.env, job.common, job.before, job.old_files
 
     def unchanged(page: Page) -> bool:
         if page.template:
             old = os.path.join(before, page.path)
             return page.path in old_files and _same_bytes(old, page_bytes(page, env, common))
-        return _page_digest(page, shared_digest) == old_digests.get(page.path)
+        return _page_digest(page, job.shared) == job.old_digests.get(page.path)
 
-    for item in items:
+    for i in indices:
+        item = job.items[i]
         if not isinstance(item, PageSet):
             pages.append(item)
             continue
-        key = _inputs_digest(item.key, shared_digest)
-        last = (old_sets or {}).get(item.name)
+        key = _inputs_digest(item.key, job.shared)
+        last = job.old_sets.get(item.name)
         reuse = (
             key is not None
             and last is not None
             and last[0] == key
-            and all(p in old_digests and p in old_files for p in last[1])
+            and all(p in job.old_digests and p in old_files for p in last[1])
         )
-        if not reuse or check:
+        if not reuse or job.check:
             fresh = item.make()
             if reuse and last is not None:
                 stale = sorted(
@@ -163,45 +185,162 @@ def write_site(
             if not reuse:
                 pages.extend(fresh)
                 if key is not None:
-                    sets[item.name] = (key, sorted(p.path for p in fresh))
+                    part.sets[item.name] = (key, sorted(p.path for p in fresh))
                     keyed.update((p.path, f"set {key}") for p in fresh if p.template)
                 continue
         assert last is not None
-        sets[item.name] = last
-        stats.sets_reused += 1
+        part.sets[item.name] = last
+        part.sets_reused += 1
         for path in last[1]:
-            digests[path] = old_digests[path]
-            stats.reused += 1
-            stats.unchanged += 1
-            written.add(path)
-    stats.pages = len(written) + len(pages)
+            part.digests[path] = job.old_digests[path]
+            part.reused += 1
+            part.unchanged += 1
+            part.written.append(path)
     for page in sorted(pages, key=lambda p: p.path):
         old = os.path.join(before, page.path) if page.path in old_files else None
-        digest = keyed.get(page.path) or _page_digest(page, shared_digest)
+        digest = keyed.get(page.path) or _page_digest(page, job.shared)
         if digest is not None:
-            digests[page.path] = digest
-        if digest is not None and old is not None and old_digests.get(page.path) == digest:
-            stats.reused += 1
-            stats.unchanged += 1
-            written.add(page.path)
+            part.digests[page.path] = digest
+        if digest is not None and old is not None and job.old_digests.get(page.path) == digest:
+            part.reused += 1
+            part.unchanged += 1
+            part.written.append(page.path)
             continue
         data = page_bytes(page, env, common)
         if page.template:
-            stats.rendered += 1
+            part.rendered += 1
         if old is not None and _same_bytes(old, data):
-            stats.unchanged += 1
+            part.unchanged += 1
         else:
-            place(page.path, data)
-            stats.changed.append(page.path)
-        written.add(page.path)
+            _place(job.stage, page.path, data, made)
+            part.changed.append(page.path)
+        part.written.append(page.path)
+    if job.hooks is not None:
+        part.extra = job.hooks.harvest()
+    return part
+
+
+#: The job a forked worker serves (set in the parent just before the workers fork).
+_JOB: _Job | None = None
+
+
+def _worker_start() -> None:
+    assert _JOB is not None
+    if _JOB.hooks is not None:
+        _JOB.hooks.start()
+
+
+def _worker_share(indices: list[int]) -> _Part:
+    assert _JOB is not None
+    return _write_share(_JOB, indices)
+
+
+#: Shares per process: small enough to even out the loads, large enough that sending each
+#: share's results back costs little.
+_SHARES_PER_PROCESS = 8
+
+
+def _in_workers(job: _Job, workers: int) -> list[_Part]:
+    """The items shared between this process and ``workers - 1`` forked ones, which inherit
+    the job (page sets hold closures over the site, which cannot be sent to another
+    process). Items are dealt round-robin into shares, so each share gets its part of every
+    family's pages. The workers take shares from the front of the queue, this process from
+    the back (the shares it can still cancel), until they meet."""
+    global _JOB
+    n = min(len(job.items), workers * _SHARES_PER_PROCESS)
+    shares = [list(range(k, len(job.items), n)) for k in range(n)]
+    _JOB = job
+    try:
+        with ProcessPoolExecutor(
+            workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start
+        ) as pool:
+            futures = [pool.submit(_worker_share, share) for share in shares]
+            here = [
+                _write_share(job, share)
+                for future, share in zip(reversed(futures), reversed(shares), strict=True)
+                if future.cancel()
+            ]
+            return [f.result() for f in futures if not f.cancelled()] + here
+    except BrokenProcessPool:
+        # A worker died (killed, out of memory): every page again, in this process. Files
+        # already placed in staging are simply written again.
+        return [_write_share(job, range(len(job.items)))]
+    finally:
+        _JOB = None
+
+
+def render_workers() -> int:
+    """Processes that render pages: one per core, at most 8 (each pays a start-up cost)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return max(1, min(cores, 8))
+
+
+def write_site(
+    items: Sequence[Page | PageSet],
+    assets: dict[str, bytes],
+    staging: Path,
+    common: dict[str, Any],
+    previous: Path,
+    old_digests: dict[str, str],
+    shared_digest: str,
+    bytecode_dir: Path | None = None,
+    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    env: jinja2.Environment | None = None,
+    workers: int = 1,
+    hooks: WorkerHooks | None = None,
+) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
+    """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
+
+    A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
+    without being made. With ``workers`` > 1 the pages are made and rendered in that many
+    forked processes (``hooks`` let them take over the build cache). Returns (stats, new
+    page digests, new page-set keys and paths); the stats list the changed and removed
+    files :func:`commit_changes` applies.
+    """
+    job = _Job(
+        items=items,
+        env=env or environment(bytecode_dir),
+        common=common,
+        before=str(previous),
+        stage=str(staging),
+        old_files=set(_files_under(previous)),
+        old_digests=old_digests,
+        old_sets=old_sets or {},
+        shared=shared_digest,
+        check=os.environ.get(CHECK_KEYS) == "1",
+        hooks=hooks,
+    )
+    if workers > 1 and len(items) > 1:
+        parts = _in_workers(job, workers)
+        if hooks is not None:
+            for part in parts:
+                hooks.absorb(part.extra)
+    else:
+        parts = [_write_share(job, range(len(items)))]
+    stats = WriteStats()
+    digests: dict[str, str] = {}
+    sets: dict[str, tuple[str, list[str]]] = {}
+    written: set[str] = set()
+    for part in parts:
+        stats.rendered += part.rendered
+        stats.reused += part.reused
+        stats.sets_reused += part.sets_reused
+        stats.unchanged += part.unchanged
+        stats.changed += part.changed
+        digests.update(part.digests)
+        sets.update(part.sets)
+        written.update(part.written)
+    stats.changed.sort()
+    stats.pages = len(written)
+    made: set[str] = set()
     for path, data in sorted(assets.items()):
-        old = os.path.join(before, path) if path in old_files else None
+        old = os.path.join(job.before, path) if path in job.old_files else None
         if old is None or not _same_bytes(old, data):
-            place(path, data)
+            _place(job.stage, path, data, made)
             stats.changed.append(path)
         written.add(path)
-    stats.removed = sorted(old_files - written)
-    return stats, digests, sets
+    stats.removed = sorted(job.old_files - written)
+    return stats, dict(sorted(digests.items())), dict(sorted(sets.items()))
 
 
 def _files_under(folder: Path) -> list[str]:
