@@ -10,6 +10,7 @@ import gc
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
+from site_builder.forked import fork_pool, stop
 from site_builder.incremental import (
     BuildCache,
     code_digest,
@@ -574,33 +576,46 @@ def compute_metrics(
     build_cache: BuildCache | None = None,
     data_key: str = "",
     seconds: dict[str, float] | None = None,
+    workers: int = 1,
 ) -> list[str]:
     """Compute every family; returns the names of those actually recomputed.
 
     With a build cache, a family whose code, settings sections, data (``data_key``) and the
     results it read from other families are unchanged since the last build is not recomputed.
+    With ``workers`` > 1, the families marked ``in_worker`` are computed in a forked process
+    while this one computes the families listed before them.
     Linear algebra runs on one thread: a multi-threaded BLAS sums in an order that depends on
     the machine's cores, which changed last digits of the pages from one machine to another.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        return _compute_metrics(site, families, build_cache, data_key, seconds)
+        return _compute_metrics(site, families, build_cache, data_key, seconds, workers)
 
 
-def _compute_metrics(
-    site: SiteData,
-    families: list[Family],
-    build_cache: BuildCache | None,
-    data_key: str,
-    seconds: dict[str, float] | None,
-) -> list[str]:
-    recomputed: list[str] = []
-    keys: dict[str, str] = {}
-    code = site.code or code_digest()
-    sections = [f.name for f in dataclasses.fields(site.settings)]
-    for fam in families:
-        used = ("site", "analysis", *FAMILY_SETTINGS.get(fam.name, tuple(sections)))
+@dataclass
+class _Metrics:
+    """The state of one compute_metrics call (a forked worker inherits it)."""
+
+    site: SiteData
+    build_cache: BuildCache | None
+    data_key: str
+    code: str
+    sections: list[str]
+    keys: dict[str, str] = field(default_factory=dict)
+    fresh: set[str] = field(default_factory=set)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def run(self, fam: Family) -> None:
+        """``fam``'s result into ``site.results``: the last build's when nothing it depends
+        on changed, else computed (and kept in the build cache)."""
+        site, build_cache, keys = self.site, self.build_cache, self.keys
+        used = ("site", "analysis", *FAMILY_SETTINGS.get(fam.name, tuple(self.sections)))
         own = digest(
-            [code, fam.name, {s: site.settings.digest(s) for s in sorted(set(used))}, data_key]
+            [
+                self.code,
+                fam.name,
+                {s: site.settings.digest(s) for s in sorted(set(used))},
+                self.data_key,
+            ]
         )
         slot = f"family|{fam.name}"
         # The keys apart from the result: a changed family never reads its old result.
@@ -614,20 +629,23 @@ def _compute_metrics(
             if memo is not None and memo["key"] == head["key"]:
                 site.results[fam.name] = memo["result"]
                 keys[fam.name] = memo["key"]
-                continue
+                return
         recording = _RecordingResults(site.results)
         site.results = recording
         clock = time.perf_counter()
         try:
             result = fam.compute(site)
+        except Exception as exc:
+            _check_in_worker(fam, recording.read, exc)
+            raise
         finally:
             site.results = dict(recording)
-        if seconds is not None:
-            seconds[fam.name] = time.perf_counter() - clock
+        self.seconds[fam.name] = time.perf_counter() - clock
         site.results[fam.name] = result
+        _check_in_worker(fam, recording.read)
         deps = {d: keys.get(d, "") for d in sorted(recording.read - {fam.name})}
         keys[fam.name] = digest([own, deps])
-        recomputed.append(fam.name)
+        self.fresh.add(fam.name)
         if build_cache is not None:
             # An unpicklable result is simply not memoised.
             with contextlib.suppress(Exception):
@@ -635,7 +653,114 @@ def _compute_metrics(
                 build_cache.set(
                     f"family-key|{fam.name}", {"own": own, "deps": deps, "key": keys[fam.name]}
                 )
-    return recomputed
+
+
+def _check_in_worker(fam: Family, read: set[str], exc: Exception | None = None) -> None:
+    """A family marked ``in_worker`` that read other families' results (which a worker does
+    not have) is a programming error, found in one process as in several."""
+    if fam.in_worker and read - {fam.name}:
+        others = sorted(read - {fam.name})
+        raise RuntimeError(f"family {fam.name} is computed in a worker but read {others}") from exc
+
+
+@dataclass
+class _Aside:
+    """What a worker sends back: the results, keys and timings of its families and what
+    their computation noted on the site."""
+
+    results: dict[str, Any]
+    keys: dict[str, str]
+    fresh: set[str]
+    seconds: dict[str, float]
+    recomputed_players: dict[str, set[str]]
+    group_counts: dict[str, dict[str, int]]
+    facts: dict[str, Any]
+
+
+#: The metrics state and the families a forked worker computes.
+_ASIDE: tuple[_Metrics, list[Family]] | None = None
+
+
+def _compute_aside() -> _Aside:
+    assert _ASIDE is not None
+    state, families = _ASIDE
+    site = state.site
+    if isinstance(state.build_cache, BuildCache):
+        # Its own connection: the inherited one is left alone (see _render_worker_hooks).
+        state.build_cache = site.memo = BuildCache(state.build_cache.directory)
+    facts = dict(site.facts)
+    for fam in families:
+        state.run(fam)
+    names = {f.name for f in families}
+    return _Aside(
+        results={n: site.results[n] for n in names},
+        keys={n: state.keys[n] for n in names},
+        fresh=state.fresh & names,
+        seconds={n: v for n, v in state.seconds.items() if n in names},
+        recomputed_players=site.recomputed_players,
+        group_counts=site.group_counts,
+        facts={k: v for k, v in site.facts.items() if k not in facts or facts[k] is not v},
+    )
+
+
+def _compute_metrics(
+    site: SiteData,
+    families: list[Family],
+    build_cache: BuildCache | None,
+    data_key: str,
+    seconds: dict[str, float] | None,
+    workers: int = 1,
+) -> list[str]:
+    global _ASIDE
+    state = _Metrics(
+        site,
+        build_cache,
+        data_key,
+        site.code or code_digest(),
+        [f.name for f in dataclasses.fields(site.settings)],
+    )
+    aside = [f for f in families if f.in_worker]
+    if workers > 1 and aside:
+        first = families.index(aside[0])
+        if families[first : first + len(aside)] != aside:
+            raise ValueError("the families computed in a worker must be listed together")
+        _ASIDE = (state, aside)
+        try:
+            with fork_pool(1) as pool:
+                future = pool.submit(_compute_aside)
+                try:
+                    for fam in families[:first]:
+                        state.run(fam)
+                except BaseException:
+                    stop(pool)  # fail at once (a bad setting), not after the worker's families
+                    raise
+                try:
+                    got: _Aside | None = future.result()
+                except BrokenProcessPool:  # the worker died: its families here
+                    got = None
+        finally:
+            _ASIDE = None
+        if got is None:
+            for fam in aside:
+                state.run(fam)
+        else:
+            site.results.update(got.results)
+            state.keys.update(got.keys)
+            state.fresh |= got.fresh
+            state.seconds.update(got.seconds)
+            for name, players in got.recomputed_players.items():
+                site.recomputed_players.setdefault(name, set()).update(players)
+            for name, counts in got.group_counts.items():
+                site.group_counts.setdefault(name, counts)
+            site.facts.update(got.facts)
+        for fam in families[first + len(aside) :]:
+            state.run(fam)
+    else:
+        for fam in families:
+            state.run(fam)
+    if seconds is not None:
+        seconds.update(state.seconds)
+    return [f.name for f in families if f.name in state.fresh]
 
 
 @dataclass
@@ -829,6 +954,7 @@ def build(
             build_cache,
             digest([new[k] for k in DATA_KEYS]),
             stats.family_seconds,
+            render_workers(),
         )
         stats.recomputed_players = site.recomputed_players
         stats.group_counts = site.group_counts

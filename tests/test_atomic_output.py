@@ -58,11 +58,17 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
     while second.poll() is None and time.monotonic() < deadline:
         # Kill once the render phase has written some pages into the staging folder.
         if staging.is_dir() and len(list((staging / "games").glob("*.html"))) > 20:
+            workers = _children(second.pid)
             os.kill(second.pid, signal.SIGKILL)
             break
         time.sleep(0.01)
     assert second.wait(timeout=60) == -signal.SIGKILL, "the build ended before the render"
     assert _tree(out) == previous
+    # The render workers (on a machine with more than one core) die with the build.
+    wait_until = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < wait_until:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "a render worker outlived the build"
 
     third = _build(content, out, cache)
     assert third.wait(timeout=900) == 0
@@ -73,6 +79,28 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
     fresh = _build(content, scratch, tmp_path / "cache-2")
     assert fresh.wait(timeout=900) == 0
     assert _tree(scratch) == after
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie left for init to reap counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def _site(pages: dict[str, str], out: Path) -> None:

@@ -722,4 +722,5 @@ FAMILY = Family(
     game_sections=game_sections,
     game_inputs=game_inputs,
     methodology="partials/bayesian_methodology.html",
+    in_worker=True,
 )

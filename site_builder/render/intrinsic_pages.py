@@ -1041,4 +1041,5 @@ FAMILY = Family(
     player_files=player_files,
     event_files=event_files,
     methodology="partials/intrinsic_methodology.html",
+    in_worker=True,
 )

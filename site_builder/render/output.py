@@ -11,11 +11,9 @@ their inode and modification time.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
 import pickle
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 
 import jinja2
 
+from site_builder.forked import fork_pool, stop
 from site_builder.render.writer import (
     Page,
     PageSet,
@@ -251,16 +250,20 @@ def _in_workers(job: _Job, workers: int) -> list[_Part]:
     shares = [list(range(k, len(job.items), n)) for k in range(n)]
     _JOB = job
     try:
-        with ProcessPoolExecutor(
-            workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_worker_start
-        ) as pool:
-            futures = [pool.submit(_worker_share, share) for share in shares]
-            here = [
-                _write_share(job, share)
-                for future, share in zip(reversed(futures), reversed(shares), strict=True)
-                if future.cancel()
-            ]
-            return [f.result() for f in futures if not f.cancelled()] + here
+        with fork_pool(workers - 1, _worker_start) as pool:
+            try:
+                futures = [pool.submit(_worker_share, share) for share in shares]
+                here = [
+                    _write_share(job, share)
+                    for future, share in zip(reversed(futures), reversed(shares), strict=True)
+                    if future.cancel()
+                ]
+                return [f.result() for f in futures if not f.cancelled()] + here
+            except BrokenProcessPool:
+                raise
+            except BaseException:
+                stop(pool)  # an error or Ctrl-C: the other shares are not waited for
+                raise
     except BrokenProcessPool:
         # A worker died (killed, out of memory): every page again, in this process. Files
         # already placed in staging are simply written again.
