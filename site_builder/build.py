@@ -32,7 +32,7 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
-from site_builder.forked import fork_pool, stop
+from site_builder.forked import fork_pool, keep, processes, stop
 from site_builder.incremental import (
     BuildCache,
     code_digest,
@@ -48,7 +48,6 @@ from site_builder.render.output import (
     WorkerHooks,
     WriteStats,
     asset_files,
-    render_workers,
     templates_digest,
     write_site,
 )
@@ -686,7 +685,7 @@ def _compute_aside() -> _Aside:
     state, families = _ASIDE
     site = state.site
     if isinstance(state.build_cache, BuildCache):
-        # Its own connection: the inherited one is left alone (see _render_worker_hooks).
+        keep(state.build_cache)
         state.build_cache = site.memo = BuildCache(state.build_cache.directory)
     facts = dict(site.facts)
     for fam in families:
@@ -826,12 +825,9 @@ def render_site(
 def _render_worker_hooks(site: SiteData) -> WorkerHooks:
     """A forked render worker reads the build cache through its own connection (an SQLite
     connection must not be used across a fork) and sends back the fragments it rendered."""
-    inherited: list[Any] = []
 
     def start() -> None:
-        # The parent's connection is kept, never used or closed, until the worker exits:
-        # closing it here could let SQLite clean up files the parent still uses.
-        inherited.append(site.memo)
+        keep(site.memo)
         if isinstance(site.memo, BuildCache):
             site.memo = BuildCache(site.memo.directory)
         site.new_fragments.clear()
@@ -954,7 +950,7 @@ def build(
             build_cache,
             digest([new[k] for k in DATA_KEYS]),
             stats.family_seconds,
-            render_workers(),
+            processes(),
         )
         stats.recomputed_players = site.recomputed_players
         stats.group_counts = site.group_counts
@@ -967,7 +963,7 @@ def build(
             old.get("pages"),
             build_cache_dir(cache_dir) / "jinja",
             old.get("page_sets"),
-            render_workers(),
+            processes(),
         )
         build_cache.set(manifest_key, {**new, **rendered})
         clock.lap("render")

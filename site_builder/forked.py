@@ -13,6 +13,22 @@ from concurrent.futures import ProcessPoolExecutor
 
 #: prctl option: the signal a process gets when its parent dies (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
+#: What a worker inherited and must keep, unused, until it exits (see :func:`keep`).
+_KEPT: list[object] = []
+
+
+def processes() -> int:
+    """Processes for the metrics and the render: one per core, at most 8 (each worker pays
+    a start-up cost)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return max(1, min(cores, 8))
+
+
+def keep(inherited: object) -> None:
+    """Hold an object the worker inherited (a build cache) until the worker exits: it is
+    never used or closed here, since closing an SQLite connection inherited across a fork
+    could let SQLite clean up files the build's process still uses."""
+    _KEPT.append(inherited)
 
 
 def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:

@@ -272,12 +272,6 @@ def _in_workers(job: _Job, workers: int) -> list[_Part]:
         _JOB = None
 
 
-def render_workers() -> int:
-    """Processes that render pages: one per core, at most 8 (each pays a start-up cost)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    return max(1, min(cores, 8))
-
-
 def write_site(
     items: Sequence[Page | PageSet],
     assets: dict[str, bytes],
