@@ -9,6 +9,7 @@ import fnmatch
 import gc
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
-from site_builder.forked import fork_pool, keep, processes, stop
+from site_builder.forked import fork_pool, keep, processes
 from site_builder.incremental import (
     BuildCache,
     code_digest,
@@ -40,8 +41,9 @@ from site_builder.incremental import (
     digest,
     explain_changes,
 )
-from site_builder.ingest.names import AliasTable
+from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
+from site_builder.metrics.elo_fill import fill_elos
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.output import (
@@ -507,6 +509,7 @@ def _prepare(
         analysed,
         not_analysed,
         stats,
+        AliasTable.load(content_dir / settings.content.aliases),
     )
     site.fingerprints = fingerprints
     clock.lap("moves")
@@ -727,12 +730,10 @@ def _compute_metrics(
         try:
             with fork_pool(1) as pool:
                 future = pool.submit(_compute_aside)
-                try:
-                    for fam in families[:first]:
-                        state.run(fam)
-                except BaseException:
-                    stop(pool)  # fail at once (a bad setting), not after the worker's families
-                    raise
+                # An error here ends the worker at once (fork_pool): a bad setting is not
+                # reported after the worker's families.
+                for fam in families[:first]:
+                    state.run(fam)
                 try:
                     got: _Aside | None = future.result()
                 except BrokenProcessPool:  # the worker died: its families here
@@ -987,7 +988,11 @@ def make_site(
     analysed: set[str],
     not_analysed: dict[str, str],
     stats: BuildStats,
+    aliases: AliasTable | None = None,
 ) -> SiteData:
+    """The site's data; ``aliases`` (the alias table) decides who keeps a shared plain slug
+    and suggests alias lines for names that normalise alike (see render.slugs)."""
+    aliases = aliases or AliasTable({})
     if settings.site.as_of:
         as_of = PgnDate.parse(settings.site.as_of)
     else:
@@ -1004,6 +1009,9 @@ def make_site(
         "negative_deltas": int((moves["raw_delta"] < 0).sum()) if len(moves) else 0,
         "mean_nodes": _mean_nodes(moves),
         "failed": len(stats.failed),
+        "name_groups": near_duplicates(
+            Counter(g.white for g in games) + Counter(g.black for g in games), aliases
+        ),
     }
     return SiteData(
         settings=settings,
@@ -1015,9 +1023,10 @@ def make_site(
         moves=moves,
         analysed=analysed,
         not_analysed=not_analysed,
-        player_slugs=unique_slugs(names),
+        player_slugs=unique_slugs(names, aliases.listed),
         event_slugs=unique_slugs(events),
         facts=facts,
+        elos=fill_elos(games, settings.results.elo_fill_months, event_key),
     )
 
 

@@ -177,6 +177,12 @@ class ResultsSection:
     #: A player who returns after this many months without a game of the class restarts at
     #: their Elo tag (0 = never; METHODS: the tag at first appearance only).
     reseed_months: int = 0
+    #: Elo performance: a missing Elo tag is filled from the same player's tags in the same
+    #: event, else from their nearest game of the same class within this many months (0 =
+    #: the same event only).
+    elo_fill_months: int = 3
+    #: Elo performance: n/a with fewer games than this against a rated opponent.
+    performance_min_games: int = 5
 
 
 @dataclass(frozen=True)
@@ -432,6 +438,8 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("results", "lists_min_games"): (1, 100000),
     ("results", "opening_chart_min_games"): (1, 100000),
     ("results", "reseed_months"): (0, 12000),
+    ("results", "elo_fill_months"): (0, 1200),
+    ("results", "performance_min_games"): (1, 100000),
     ("intrinsic", "lines"): (2, 50),
     ("intrinsic", "first_move"): (1, 500),
     ("intrinsic", "max_eval_cp"): (1, 100000),
@@ -464,6 +472,13 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
 }
 
 _CLASSES = {"classical", "rapid", "blitz"}
+
+#: Settings that bound a range from below and above: (section, lower, upper).
+_ORDERED = (
+    ("results", "gm_min", "gm_max"),
+    ("intrinsic", "milepost_min", "milepost_max"),
+    ("intrinsic", "elo_grid_min", "elo_grid_max"),
+)
 
 
 def _check_value(where: str, value: Any, hint: Any) -> Any:
@@ -535,6 +550,13 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
 
 
 def _check_consistency(s: Settings) -> None:
+    for section, low, high in _ORDERED:
+        table = getattr(s, section)
+        if getattr(table, low) > getattr(table, high):
+            raise ConfigError(
+                f"[{section}] {low} = {getattr(table, low)!r} exceeds "
+                f"{high} = {getattr(table, high)!r}"
+            )
     a = s.analysis
     if (a.depth > 0) == (a.nodes > 0):
         raise ConfigError(

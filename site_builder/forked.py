@@ -3,18 +3,22 @@ instead of receiving it."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 #: prctl option: the signal a process gets when its parent dies (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
 #: What a worker inherited and must keep, unused, until it exits (see :func:`keep`).
 _KEPT: list[object] = []
+#: Seconds a terminated worker gets to exit before it is killed.
+_GRACE_S = 5.0
 
 
 def processes() -> int:
@@ -31,16 +35,29 @@ def keep(inherited: object) -> None:
     _KEPT.append(inherited)
 
 
-def fork_pool(workers: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor:
+@contextlib.contextmanager
+def fork_pool(
+    workers: int, initializer: Callable[[], None] | None = None
+) -> Iterator[ProcessPoolExecutor]:
     """A pool of ``workers`` processes forked from this one. They ignore Ctrl-C (the build
     decides what to do), stop on SIGTERM, and on Linux die with the build even when it is
-    killed with SIGKILL, so no worker outlives it to write into a later build's staging."""
-    return ProcessPoolExecutor(
+    killed with SIGKILL, so no worker outlives it to write into a later build's staging.
+
+    Leaving the block normally waits for the queued tasks; leaving it by an exception (an
+    error, Ctrl-C, SIGTERM) ends the workers at once with :func:`stop`.
+    """
+    pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("fork"),
         initializer=_start,
         initargs=(os.getpid(), initializer),
     )
+    try:
+        yield pool
+    except BaseException:
+        stop(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _start(parent: int, initializer: Callable[[], None] | None) -> None:
@@ -55,10 +72,19 @@ def _start(parent: int, initializer: Callable[[], None] | None) -> None:
         initializer()
 
 
-def stop(pool: ProcessPoolExecutor) -> None:
+def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:
     """Drop the pool's queued tasks and end its workers now (the build is failing or being
-    interrupted: their results would be thrown away)."""
+    interrupted: their results would be thrown away): SIGTERM, a bounded wait, then SIGKILL."""
+    # shutdown() forgets the pool's processes, so take them first. concurrent.futures has
+    # no public way to end a running task before Python 3.14's terminate_workers().
+    workers = list((getattr(pool, "_processes", None) or {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
-    # concurrent.futures has no public way to end a running task before Python 3.14.
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.terminate()
+    for process in workers:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + grace
+    for process in workers:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
+            process.join(grace)

@@ -24,6 +24,8 @@ def test_defaults() -> None:
         ({"analysis": {"classes": ["bullet"]}}, r"classes: unknown class 'bullet'"),
         ({"qualty": {}}, r"unknown section \[qualty\]"),
         ({"site": {"as_of": "yesterday"}}, r"\[site\] as_of"),
+        ({"results": {"gm_min": 150, "gm_max": 70}}, r"\[results\] gm_min = 150 exceeds gm_max"),
+        ({"bayesian": {"c_min": 2.0, "c_max": 1.0}}, r"\[bayesian\] c_min must be below c_max"),
     ],
 )
 def test_bad_settings_fail_naming_the_key(data: dict, message: str) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from site_builder.forked import fork_pool, stop
+from site_builder.forked import fork_pool
 from site_builder.render.writer import (
     Page,
     PageSet,
@@ -251,19 +251,14 @@ def _in_workers(job: _Job, workers: int) -> list[_Part]:
     _JOB = job
     try:
         with fork_pool(workers - 1, _worker_start) as pool:
-            try:
-                futures = [pool.submit(_worker_share, share) for share in shares]
-                here = [
-                    _write_share(job, share)
-                    for future, share in zip(reversed(futures), reversed(shares), strict=True)
-                    if future.cancel()
-                ]
-                return [f.result() for f in futures if not f.cancelled()] + here
-            except BrokenProcessPool:
-                raise
-            except BaseException:
-                stop(pool)  # an error or Ctrl-C: the other shares are not waited for
-                raise
+            # An error or Ctrl-C ends the workers at once (fork_pool).
+            futures = [pool.submit(_worker_share, share) for share in shares]
+            here = [
+                _write_share(job, share)
+                for future, share in zip(reversed(futures), reversed(shares), strict=True)
+                if future.cancel()
+            ]
+            return [f.result() for f in futures if not f.cancelled()] + here
     except BrokenProcessPool:
         # A worker died (killed, out of memory): every page again, in this process. Files
         # already placed in staging are simply written again.

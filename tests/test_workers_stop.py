@@ -1,0 +1,133 @@
+"""Worker processes stop for real: an error or Ctrl-C in the build ends its forked workers, and
+the process exits promptly (issue 19 item 3). Each case runs in a subprocess with a deadline,
+since a worker left alive keeps a process from exiting after its last line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: A hang detector, not a timing: a worker left alive sleeps for an hour.
+DEADLINE_S = 120
+
+_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from site_builder.forked import fork_pool
+
+    def sleep_long():
+        time.sleep(3600)
+
+    with fork_pool(1) as pool:
+        future = pool.submit(sleep_long)
+        pid = next(iter(pool._processes))
+        print(pid, flush=True)
+        if sys.argv[1] == "error":
+            time.sleep(0.5)
+            raise SystemExit("a settings error in the build's own lane")
+        future.result()  # Ctrl-C arrives while the build waits for the worker
+    """
+)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _start(mode: str) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SCRIPT, mode],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    worker = int(proc.stdout.readline())
+    return proc, worker
+
+
+def test_an_error_in_the_build_ends_the_worker_and_the_process_exits() -> None:
+    proc, worker = _start("error")
+    try:
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1
+    assert "settings error" in err
+    assert _gone(worker)
+
+
+def test_ctrl_c_while_waiting_for_a_worker_ends_it() -> None:
+    proc, worker = _start("interrupt")
+    try:
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGINT  # Python ends by the signal it did not handle
+    assert "KeyboardInterrupt" in err
+    assert _gone(worker)
+
+
+@pytest.mark.slow
+def test_the_fail_at_once_test_exits_after_its_summary(tmp_path: Path) -> None:
+    """What was seen: this test printed "1 passed" and then waited for the worker's hour."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_workers.py",
+            "-k",
+            "fails_at_once",
+            f"--basetemp={tmp_path / 'basetemp'}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S * 2,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
+def test_a_settings_error_in_a_build_exits_at_once(tmp_path: Path) -> None:
+    """What was seen: `site-builder build` exited 8 s after printing a settings error, the
+    time its metrics worker took. The error is now found when the settings are read."""
+    from tests.conftest import DATA, make_content
+
+    content = make_content(tmp_path, {"g.pgn": DATA / "small-site/games/WorldChamp1886.pgn"})
+    (content / "site.toml").write_text("[results]\ngm_min = 150\ngm_max = 70\n")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "site_builder", "build", "--content", str(content)),
+            *("--output", str(tmp_path / "out"), "--cache", str(tmp_path / "cache")),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert done.returncode == 2
+    assert "[results] gm_min = 150 exceeds gm_max = 70" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
