@@ -17,6 +17,7 @@ import pandas as pd
 from site_builder.analysis.positions import Ply
 from site_builder.analysis.spec import AnalysisSpec
 from site_builder.config import Settings
+from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.writer import Page, PageSet
 
@@ -60,6 +61,9 @@ class SiteData:
     results: dict[str, Any] = field(default_factory=dict)
     #: Build facts shown on the methodology and report pages.
     facts: dict[str, Any] = field(default_factory=dict)
+    #: (game_id, player) → the player's Elo in the game, missing tags filled
+    #: (metrics.elo_fill; performance ratings only).
+    elos: dict[tuple[str, str], PlayerElo] = field(default_factory=dict)
     #: Per-player memo: a store with get/set (the build cache), each player's input key
     #: (their games, analysis and the as-of date), and what each family recomputed.
     memo: Any = None

@@ -383,13 +383,14 @@ def test_tournament_page_has_crosstable_performance_and_best_games(
     dom = doms["events/84th-tata-steel-masters-2022.html"]
     tables = {t.attrs.get("id") or t.attrs.get("class"): t for t in dom.iter("table")}
     standings = tables["standings-table"]
-    head = [th.text() for th in standings.iter("th")][:9]
-    assert head[:6] == ["Rank", "Player", "Points", "Games", "Elo", "Elo perf."]
+    head = [th.text() for th in standings.iter("th")][:11]
+    assert head[:8] == ["Rank", "Player", "Points", "Games", "Elo", "Elo perf.", "Rated", "Filled"]
     assert "Quality q" in head and "IPR" in head
     first = standings.iter("tbody")[0].iter("tr")[0]
     cells = [td.text() for td in first.iter("td")]
     assert cells[1] == "Carlsen, Magnus" and re.fullmatch(r"\d{4}", cells[5])
-    assert re.fullmatch(r"\d+\.\d \(\d+\.\d–\d+\.\d\)", cells[6]), cells
+    assert cells[6:8] == ["13", "0"]  # 13 rated games, no Elo tag filled
+    assert re.fullmatch(r"\d+\.\d \(\d+\.\d–\d+\.\d\)", cells[8]), cells
     cross = tables["crosstable"]
     assert len(cross.iter("tbody")[0].iter("tr")) == 14
     best = next(t for t in dom.iter("table") if "Best games" in t.iter("caption")[0].text())

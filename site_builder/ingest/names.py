@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from site_builder.errors import ConfigError
@@ -24,8 +26,14 @@ def tidy(name: str) -> str:
 class AliasTable:
     """Maps every listed spelling of a player to one canonical name."""
 
-    def __init__(self, canonical_by_variant: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        canonical_by_variant: Mapping[str, str],
+        listed: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self._map = {tidy(k).casefold(): v for k, v in canonical_by_variant.items()}
+        #: canonical name → its variants as written in the file
+        self.listed: dict[str, list[str]] = {k: list(v) for k, v in (listed or {}).items()}
 
     @classmethod
     def load(cls, path: Path) -> AliasTable:
@@ -36,10 +44,12 @@ class AliasTable:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
         mapping: dict[str, str] = {}
+        listed: dict[str, list[str]] = {}
         for canonical, variants in sorted(data.items()):
             if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
                 raise ConfigError(f"{path}: {canonical!r} must map to a list of spellings")
             canon = tidy(canonical)
+            listed.setdefault(canon, []).extend(variants)
             for variant in [canonical, *variants]:
                 key = tidy(variant).casefold()
                 if key in mapping and mapping[key] != canon:
@@ -48,7 +58,7 @@ class AliasTable:
                         f"{mapping[key]!r} and {canon!r}"
                     )
                 mapping[key] = canon
-        return cls(mapping)
+        return cls(mapping, listed)
 
     def canonical(self, name: str) -> str:
         clean = tidy(name)
@@ -60,3 +70,127 @@ class AliasTable:
     def fingerprint(self) -> list[tuple[str, str]]:
         """The whole table, sorted: what a cached parse depends on."""
         return sorted(self._map.items())
+
+
+# --- near-duplicate names ------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def name_words(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Surname and given-name words, case, accents and punctuation dropped:
+    ``"Vachier-Lagrave, Maxime"`` → ``(("vachier", "lagrave"), ("maxime",))``. Without a
+    comma every word counts as the surname."""
+    folded = unicodedata.normalize("NFKD", tidy(name)).encode("ascii", "ignore").decode()
+    surname, _, given = folded.casefold().partition(",")
+    return tuple(_WORD.findall(surname)), tuple(_WORD.findall(given))
+
+
+def _abbreviates(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
+    """``short`` gives ``full``'s given names as initials ("M" for "Maxime", "J" for
+    "Jon Ludvig"): at least one word, each an initial or the whole word, and not equal."""
+    if not short or len(short) > len(full) or short == full:
+        return False
+    return all(
+        s == f or (len(s) == 1 and f.startswith(s)) for s, f in zip(short, full, strict=False)
+    )
+
+
+def alike(a: str, b: str) -> bool:
+    """The two names normalise alike: the same words once case, accents, hyphens, spaces
+    and commas are dropped, or the same surname with one's given names as initials."""
+    (sa, ga), (sb, gb) = name_words(a), name_words(b)
+    if sa + ga == sb + gb:
+        return True
+    return sa == sb and (_abbreviates(ga, gb) or _abbreviates(gb, ga))
+
+
+@dataclass(frozen=True)
+class NameGroup:
+    """Spellings in the content that normalise alike and may be one player."""
+
+    #: (name, games) of every spelling, the suggested canonical name first.
+    names: tuple[tuple[str, int], ...]
+    #: The line for content/aliases.toml that makes them one player.
+    line: str
+    #: True when the line replaces the canonical name's existing line.
+    replaces: bool
+
+    @property
+    def canonical(self) -> str:
+        return self.names[0][0]
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def alias_line(canonical: str, variants: Iterable[str]) -> str:
+    return f"{toml_string(canonical)} = [{', '.join(toml_string(v) for v in variants)}]"
+
+
+def near_duplicates(games_by_name: Mapping[str, int], aliases: AliasTable) -> list[NameGroup]:
+    """Groups of names (with their game counts) that normalise alike (:func:`alike`), each
+    with the aliases.toml line that would merge them. The suggested canonical name is one
+    already canonical in the alias table, else the spelling with full given names, then the
+    one with more hyphens, apostrophes and accents (as :func:`render.slugs.slug_rank`, so the
+    plain slug's owner), then the most games, then the first by code point."""
+    by_surname: dict[tuple[str, ...], list[str]] = {}
+    by_words: dict[tuple[str, ...], list[str]] = {}
+    for name in sorted(games_by_name):
+        surname, given = name_words(name)
+        by_surname.setdefault(surname, []).append(name)
+        by_words.setdefault(surname + given, []).append(name)
+    parent = {name: name for name in games_by_name}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    def join(a: str, b: str) -> None:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for names in by_words.values():
+        for other in names[1:]:
+            join(names[0], other)
+    for names in by_surname.values():
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if alike(a, b):
+                    join(a, b)
+    groups: dict[str, list[str]] = {}
+    for name in sorted(games_by_name):
+        groups.setdefault(root(name), []).append(name)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+
+        def preference(n: str) -> tuple[bool, bool, int, int, str]:
+            given = name_words(n)[1]
+            initials = bool(given) and all(len(w) == 1 for w in given)
+            return (
+                n not in aliases.listed,
+                initials,
+                -sum(1 for c in n if not (c.isascii() and (c.isalnum() or c in " ,"))),
+                -games_by_name[n],
+                n,
+            )
+
+        ordered = sorted(members, key=preference)
+        canonical = ordered[0]
+        known = aliases.listed.get(canonical, [])
+        variants = [*known, *(n for n in ordered[1:] if n not in known)]
+        out.append(
+            NameGroup(
+                tuple((n, games_by_name[n]) for n in ordered),
+                alias_line(canonical, variants),
+                canonical in aliases.listed,
+            )
+        )
+    return sorted(out, key=lambda g: g.canonical)

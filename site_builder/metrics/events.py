@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord
 
 # FIDE rating difference dp for a fractional score p (FIDE Handbook B.02, table 8.1a),
@@ -130,14 +131,52 @@ def performance(opponent_elos: Sequence[int], score: float) -> float | None:
     return avg + fide_dp(score / len(opponent_elos))
 
 
+@dataclass(frozen=True)
+class Performance:
+    """A FIDE performance with what it rests on: ``value`` is None below ``min_games``
+    rated games, and ``reason`` then says why."""
+
+    value: float | None
+    #: Games against an opponent with an Elo (tagged or filled).
+    rated_games: int
+    #: Of those, opponents whose Elo was filled from another game.
+    filled: int
+    reason: str = ""
+
+    @property
+    def note(self) -> str:
+        """What the figure rests on, or why it is n/a."""
+        if self.value is None:
+            return self.reason
+        return f"{self.rated_games} rated games, {self.filled} Elo tags filled"
+
+
+def performance_figure(
+    opponent_elos: Sequence[int], score: float, filled: int, min_games: int
+) -> Performance:
+    """:func:`performance` when at least ``min_games`` games have a rated opponent."""
+    n = len(opponent_elos)
+    if n < min_games:
+        reason = (
+            f"n/a: {n} game{'s' if n != 1 else ''} against a rated opponent "
+            f"({filled} Elo tag{'s' if filled != 1 else ''} filled), "
+            f"below the minimum of {min_games}"
+        )
+        return Performance(None, n, filled, reason)
+    return Performance(performance(opponent_elos, score), n, filled)
+
+
 @dataclass
 class Standing:
     player: str
     points: float = 0.0
     games: int = 0
     elos: list[int] = field(default_factory=list)
+    #: Opponents' Elos, tagged or filled (see :mod:`site_builder.metrics.elo_fill`).
     opponent_elos: list[int] = field(default_factory=list)
     rated_points: float = 0.0  # points against rated opponents
+    #: Opponent Elos filled from another game.
+    filled: int = 0
 
     @property
     def elo(self) -> int | None:
@@ -147,26 +186,39 @@ class Standing:
     def performance(self) -> float | None:
         return performance(self.opponent_elos, self.rated_points)
 
+    def performance_figure(self, min_games: int) -> Performance:
+        return performance_figure(self.opponent_elos, self.rated_points, self.filled, min_games)
 
-def standings(games: Sequence[GameRecord]) -> list[Standing]:
-    """Points and games per player (unfinished games '*' are not scored), best first."""
+
+def standings(
+    games: Sequence[GameRecord], elos: Mapping[tuple[str, str], PlayerElo] | None = None
+) -> list[Standing]:
+    """Points and games per player (unfinished games '*' are not scored), best first.
+
+    ``elos`` (from :func:`~site_builder.metrics.elo_fill.fill_elos`) gives the opponents'
+    Elos with missing tags filled; without it only the games' own tags count. A player's
+    own Elo column is the mean of their own tags."""
     table: dict[str, Standing] = {}
     for g in games:
         score = g.score_white
         if score is None:
             continue
-        for name, elo, opp_elo, pts in (
-            (g.white, g.white_elo, g.black_elo, score),
-            (g.black, g.black_elo, g.white_elo, 1.0 - score),
+        for name, opponent, elo, opp_tag, pts in (
+            (g.white, g.black, g.white_elo, g.black_elo, score),
+            (g.black, g.white, g.black_elo, g.white_elo, 1.0 - score),
         ):
             s = table.setdefault(name, Standing(name))
             s.points += pts
             s.games += 1
             if elo is not None:
                 s.elos.append(elo)
-            if opp_elo is not None:
-                s.opponent_elos.append(opp_elo)
+            opp = elos.get((g.game_id, opponent)) if elos is not None else None
+            if opp is None and opp_tag is not None:
+                opp = PlayerElo(opp_tag)
+            if opp is not None:
+                s.opponent_elos.append(opp.elo)
                 s.rated_points += pts
+                s.filled += opp.filled
     return sorted(table.values(), key=lambda s: (-s.points, s.games, s.player))
 
 

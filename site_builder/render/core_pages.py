@@ -600,9 +600,23 @@ STANDING_COLUMNS = (
     Column(
         "performance",
         "Elo perf.",
-        "FIDE performance: mean Elo of rated opponents + dp(score against them)",
+        "FIDE performance: mean Elo of rated opponents + dp(score against them); "
+        "n/a below the minimum of rated games",
         True,
     ),
+    Column(
+        "performance_games",
+        "Rated games",
+        "games the performance rests on: those against an opponent with an Elo",
+        True,
+    ),
+    Column(
+        "performance_filled",
+        "Elo filled",
+        "of those, opponents whose missing Elo tag was filled from another game",
+        True,
+    ),
+    Column("performance_note", "Perf. note", "what the performance rests on, or why n/a"),
 )
 EVENT_GAME_COLUMNS = (
     Column("round", "Round", "round from the PGN"),
@@ -665,11 +679,13 @@ def _perf_columns(cols: Sequence[EventColumn]) -> list[Column]:
 def event_page(
     site: SiteData, key: str, games: list[GameRecord], families: Sequence[Family]
 ) -> list[Page]:
-    table = events.standings(games)
+    table = events.standings(games, site.elos)
     order = [s.player for s in table]
     perf = summary.event_performance(site, families, key)
+    min_games = site.settings.results.performance_min_games
     rows = []
     for i, s in enumerate(table, start=1):
+        figure = s.performance_figure(min_games)
         row: dict[str, Any] = {
             "rank": i,
             "player": s.player,
@@ -678,7 +694,10 @@ def event_page(
             "points": s.points,
             "games": s.games,
             "elo": s.elo,
-            "performance": s.performance,
+            "performance": figure.value,
+            "performance_games": figure.rated_games,
+            "performance_filled": figure.filled,
+            "performance_note": figure.note,
         }
         for c in perf:
             row[c.key] = c.values.get(s.player)
@@ -742,6 +761,7 @@ def event_page(
             {
                 "title": key,
                 "standings": rows,
+                "min_rated": min_games,
                 "perf": perf,
                 "crosstable": cross,
                 "rounds": rounds,
@@ -772,6 +792,8 @@ def event_page_set(
     page_key = (
         site.event_slugs[key],
         [_base_key(site, g) for g in games],
+        [site.elos.get((g.game_id, p)) for g in games for p in (g.white, g.black)],
+        site.settings.results.performance_min_games,
         summary.event_performance(site, families, key),
         [fam.event_sections(site, key) for fam in families if fam.event_sections is not None],
         summary.event_games_by_quality(site, key),
@@ -803,6 +825,7 @@ def report_page(site: SiteData) -> list[Page]:
                 "counts": counts,
                 "facts": site.facts,
                 "not_analysed": Counter(site.not_analysed.values()).most_common(),
+                "name_groups": site.facts.get("name_groups", []),
             },
         )
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 def slugify(text: str) -> str:
@@ -14,17 +14,36 @@ def slugify(text: str) -> str:
     return slug[:60].strip("-") or "x"
 
 
-def unique_slugs(names: Iterable[str]) -> dict[str, str]:
-    """name → slug; names whose slugs collide get a short hash of the name appended."""
-    names = sorted(set(names))
+def slug_rank(name: str, established: Collection[str] = ()) -> tuple[bool, int, str]:
+    """Who of several names with the same plain slug keeps it (the smallest): a name listed
+    as canonical in the alias table, then the spelling with more hyphens, apostrophes and
+    accents (the fuller form: "Vachier-Lagrave" before "Vachier Lagrave"), then the first by
+    code point. It depends on the name alone (and the alias table), not on build order."""
+    marks = sum(1 for c in name if not (c.isascii() and (c.isalnum() or c in " ,")))
+    return (name not in established, -marks, name)
+
+
+def name_hash(name: str, length: int = 6) -> str:
+    return hashlib.sha1(name.encode()).hexdigest()[:length]
+
+
+def unique_slugs(names: Iterable[str], established: Collection[str] = ()) -> dict[str, str]:
+    """name → slug. Names whose plain slugs collide: the one first by :func:`slug_rank` keeps
+    the plain slug, every other gets a short hash of its own name appended, so a name's
+    suffixed slug depends on that name only and the plain slug's owner on the names alone."""
     by_slug: dict[str, list[str]] = {}
-    for name in names:
+    for name in sorted(set(names)):
         by_slug.setdefault(slugify(name), []).append(name)
     out: dict[str, str] = {}
-    for slug, group in by_slug.items():
-        for name in group:
-            if len(group) == 1:
-                out[name] = slug
-            else:
-                out[name] = f"{slug}-{hashlib.sha1(name.encode()).hexdigest()[:6]}"
+    for slug, group in sorted(by_slug.items()):
+        group.sort(key=lambda n: slug_rank(n, established))
+        out[group[0]] = slug
+        for name in group[1:]:
+            out[name] = f"{slug}-{name_hash(name)}"
+    taken = set(by_slug)
+    for name, slug in sorted(out.items()):
+        if slug not in by_slug and slug in taken:  # a suffixed slug met a plain one
+            slug = f"{slugify(name)}-{name_hash(name, 16)}"
+            out[name] = slug
+        taken.add(slug)
     return out
