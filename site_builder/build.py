@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import fnmatch
 import gc
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -55,8 +54,15 @@ from site_builder.render.output import (
 )
 from site_builder.render.slugs import unique_slugs
 from site_builder.render.tables import forget_memos
-from site_builder.render.writer import commit_changes, environment, recover_output
+from site_builder.render.writer import (
+    WORK,
+    commit_changes,
+    environment,
+    recover_output,
+    staging_dir,
+)
 from site_builder.sitedata import Family, SiteData, event_key
+from site_builder.targets import OUTPUT_RECORD, check_location, output_record
 
 Echo = Callable[[str], None]
 
@@ -777,22 +783,21 @@ def render_site(
     bytecode_dir: Path | None = None,
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
     workers: int = 1,
+    old_files: set[str] | None = None,
 ) -> tuple[RenderResult, dict[str, Any]]:
     """Write the new and changed files into a staging folder and move them into place.
 
     Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
     page sets whose key matches ``old_sets`` are kept without being made; the rest are made
-    and rendered in ``workers`` processes. Returns the result and what the next build
-    compares with: {"pages": digests, "page_sets": keys}.
+    and rendered in ``workers`` processes. Only ``old_files`` (the previous build's, by
+    default those on its record in ``output_dir``) are replaced or removed. Returns the
+    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
     templates = templates_digest()
     site.templates = templates
     site.jinja = env = environment(bytecode_dir)
     items = [p for fam in families for p in fam.pages(site)]
-    staging = output_dir.with_name(output_dir.name + ".staging")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
+    staging = staging_dir(output_dir)  # on the output's file system: moves are renames
     nav = [item for fam in families for item in fam.nav]
     common = {
         "site": site.settings.site,
@@ -814,8 +819,9 @@ def render_site(
         env,
         workers,
         _render_worker_hooks(site),
+        old_files,
     )
-    commit_changes(staging, output_dir, written.changed, written.removed)
+    commit_changes(staging, output_dir, written.changed, written.removed, written.files)
     if site.memo is not None and site.new_fragments:
         with site.memo.transact():  # one commit for the fragments rendered in this build
             for entry, html in site.new_fragments.items():
@@ -886,6 +892,24 @@ def _release() -> None:
     forget_memos()
 
 
+def protected_folders(content_dir: Path, cache_dir: Path) -> dict[str, Path]:
+    """The folders no output or publish target may be, hold or lie in."""
+    return {
+        "content": content_dir,
+        "evaluation cache": cache_dir,
+        "build cache": build_cache_dir(cache_dir),
+    }
+
+
+def _legacy_files(manifest: dict[str, Any]) -> set[str]:
+    """The files a build of an earlier version (before the output record) wrote, as its
+    manifest in the build cache lists them: its pages, page sets and the assets."""
+    files = set(manifest.get("pages") or {})
+    for _key, paths in (manifest.get("page_sets") or {}).values():
+        files.update(paths)
+    return files | set(asset_files()) if files else set()
+
+
 def build(
     content_dir: Path,
     output_dir: Path,
@@ -899,9 +923,16 @@ def build(
 ) -> BuildStats:
     """The whole build. Skips metrics and pages when nothing changed since the last one."""
     stats = BuildStats()
-    recover_output(output_dir)
     cache_dir = cache_dir or default_cache_dir(content_dir)
+    if not analyse_only:  # refused before anything is touched; then a failed build undone
+        check_location(output_dir, "output", protected_folders(content_dir, cache_dir))
+        recover_output(output_dir)
+        if not (output_dir / OUTPUT_RECORD).is_file() and not (output_dir / "index.html").exists():
+            output_record(output_dir, WORK)  # refuses a non-empty folder that is not a site
     with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
+        manifest_key = f"manifest|{output_dir.resolve()}"
+        old = build_cache.get(manifest_key) or {}
+        previous = set() if analyse_only else output_record(output_dir, WORK, _legacy_files(old))
         # The games, plies and move table live for the whole build: frozen out of the garbage
         # collector's scans as they are loaded (gc.freeze), which would walk millions of them
         # again and again, and unfrozen at the end.
@@ -923,11 +954,13 @@ def build(
         # demo, 1,400 objects in its render), so the collector stays off until the end.
         stack.enter_context(collector_paused())
         clock = _Clock(stats)
-        manifest_key = f"manifest|{output_dir.resolve()}"
-        old = build_cache.get(manifest_key) or {}
         new = manifest_of(site, build_cache.file_shas)
         stats.explanation = explain_changes(old, new)
-        if old.get("inputs") == new["inputs"] and (output_dir / "index.html").is_file():
+        if (
+            old.get("inputs") == new["inputs"]
+            and (output_dir / "index.html").is_file()
+            and (output_dir / OUTPUT_RECORD).is_file()
+        ):
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         families = all_families()
@@ -965,6 +998,7 @@ def build(
             build_cache_dir(cache_dir) / "jinja",
             old.get("page_sets"),
             processes(),
+            previous,
         )
         build_cache.set(manifest_key, {**new, **rendered})
         clock.lap("render")

@@ -141,8 +141,19 @@ def parser() -> argparse.ArgumentParser:
         help="the built site (default: ./output)",
     )
     pub.add_argument(
-        "--delete", action="store_true", help="delete files in DIR that the site no longer has"
+        "--delete",
+        action="store_true",
+        help="delete files an earlier publish copied to DIR that the site no longer has "
+        "(other files in DIR are never deleted)",
     )
+    pub.add_argument(
+        "--force",
+        type=Path,
+        metavar="DIR",
+        help="publish into DIR (the --to folder again) even though it is not empty and an "
+        "earlier publish did not make it, overwriting files at the site's paths",
+    )
+    _content_options(pub)
 
     x = sub.add_parser(
         "analysis",
@@ -238,7 +249,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "serve":
         return commands.serve(args.output, args.bind, args.port)
     if args.command == "publish":
-        return commands.publish(args.output, args.to, args.delete)
+        return commands.publish(args)
     settings = load_settings(args.content, _overrides(args))
     if args.command == "build":
         return commands.build(args, settings)

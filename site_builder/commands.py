@@ -86,6 +86,11 @@ def _print_timing(stats: builder.BuildStats) -> None:
 
 
 def serve(output: Path, bind: str, port: int) -> int:
+    from site_builder.render.writer import recover_output
+    from site_builder.targets import check_location
+
+    check_location(output, "output", {})
+    recover_output(output)  # a build killed halfway: the previous site, whole
     if not (output / "index.html").exists():
         print(
             f"site-builder: {output}/index.html not found; run `site-builder build` first.",
@@ -101,14 +106,12 @@ def serve(output: Path, bind: str, port: int) -> int:
     return 0
 
 
-def publish(output: Path, target: Path, delete: bool) -> int:
+def publish(args: argparse.Namespace) -> int:
     from site_builder.publish import publish as copy_site
 
-    try:
-        stats = copy_site(output, target, delete)
-    except FileNotFoundError as exc:
-        print(f"site-builder: {exc}", file=sys.stderr)
-        return 2
+    output, target = args.output, args.to
+    protected = builder.protected_folders(args.content, _cache_dir(args))
+    stats = copy_site(output, target, args.delete, args.force, protected)
     print(
         f"Published {output} to {target}: {len(stats.copied)} files copied, "
         f"{stats.unchanged} unchanged, {len(stats.deleted)} deleted."
@@ -116,7 +119,7 @@ def publish(output: Path, target: Path, delete: bool) -> int:
     if stats.stale:
         print(
             f"{len(stats.stale)} files in {target} are no longer part of the site "
-            "(use --delete to remove them)."
+            "(publish put them there; use --delete to remove them)."
         )
     return 0
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from site_builder.render.output import write_site
-from site_builder.render.writer import Page, commit_changes, recover_output
+from site_builder.render.writer import WORK, Page, commit_changes, recover_output, staging_dir
+from site_builder.targets import OUTPUT_RECORD, read_record
 from tests.conftest import DATA, requires_engine
 from tests.test_incremental import _tree
 
@@ -48,11 +49,12 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
     first = _build(content, out, cache)
     assert first.wait(timeout=900) == 0, first.stderr.read() if first.stderr else ""
     previous = _tree(out)
+    assert not (out / WORK).exists()
 
     # A new site title changes every page: the next build re-renders all of them.
     toml = content / "site.toml"
     toml.write_text(toml.read_text().replace('title = "', 'title = "Renamed: ', 1))
-    staging = out.with_name(out.name + ".staging")
+    staging = out / WORK / "staging"
     second = _build(content, out, cache)
     deadline = time.monotonic() + 900
     while second.poll() is None and time.monotonic() < deadline:
@@ -63,7 +65,7 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
             break
         time.sleep(0.01)
     assert second.wait(timeout=60) == -signal.SIGKILL, "the build ended before the render"
-    assert _tree(out) == previous
+    assert _outside_work(_tree(out)) == previous  # the site; staging stays till the next build
     # The render workers (on a machine with more than one core) die with the build.
     wait_until = time.monotonic() + 30
     while any(_alive(pid) for pid in workers) and time.monotonic() < wait_until:
@@ -72,7 +74,7 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
 
     third = _build(content, out, cache)
     assert third.wait(timeout=900) == 0
-    assert not staging.exists()
+    assert not (out / WORK).exists()
     after = _tree(out)
     assert after != previous and "Renamed: " in (out / "index.html").read_text()
     scratch = tmp_path / "scratch"
@@ -103,13 +105,23 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _outside_work(tree: dict[str, bytes]) -> dict[str, bytes]:
+    return {k: v for k, v in tree.items() if not k.startswith(WORK + "/")}
+
+
 def _site(pages: dict[str, str], out: Path) -> None:
-    staging = out.with_name(out.name + ".staging")
-    shutil.rmtree(staging, ignore_errors=True)  # as a build does
-    staging.mkdir()
+    staging = staging_dir(out)  # as a build does
     items = [Page(path, "", {"bytes": text.encode()}) for path, text in pages.items()]
     stats = write_site(items, {}, staging, {}, out, {}, "shared")[0]
-    commit_changes(staging, out, stats.changed, stats.removed)
+    commit_changes(staging, out, stats.changed, stats.removed, stats.files)
+
+
+def _pages(out: Path) -> dict[str, bytes]:
+    """The site's files in ``out``, which must be exactly those on its record."""
+    tree = _tree(out)
+    del tree[OUTPUT_RECORD]
+    assert read_record(out, OUTPUT_RECORD) == sorted(tree)
+    return tree
 
 
 def _dirs(root: Path) -> list[str]:
@@ -125,13 +137,13 @@ def test_only_changed_files_move_and_emptied_folders_go(tmp_path: Path) -> None:
     _site(FIRST, out)
     kept = (out / "players/a.html").stat().st_ino
     _site(SECOND, out)
-    assert _tree(out) == {k: v.encode() for k, v in SECOND.items()}
-    assert _dirs(out) == ["new", "players"]
+    assert _pages(out) == {k: v.encode() for k, v in SECOND.items()}
+    assert _dirs(out) == ["new", "players"]  # no staging, journal or backup left
     assert (out / "players/a.html").stat().st_ino == kept  # not touched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["output"]
 
 
-@pytest.mark.parametrize("stop_after", range(6))  # the second site takes six moves
+@pytest.mark.parametrize("stop_after", range(8))  # the second site and its record: 8 moves
 def test_a_commit_stopped_halfway_is_rolled_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_after: int
 ) -> None:
@@ -157,7 +169,7 @@ def test_a_commit_stopped_halfway_is_rolled_back(
     assert _tree(out) == previous and _dirs(out) == folders
     # the next build starts from the previous site and ends as if nothing had happened
     _site(SECOND, out)
-    assert _tree(out) == {k: v.encode() for k, v in SECOND.items()}
+    assert _pages(out) == {k: v.encode() for k, v in SECOND.items()}
 
 
 def test_recovery_after_a_first_swap_killed_at_either_rename(tmp_path: Path) -> None:

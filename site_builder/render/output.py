@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from site_builder.render.writer import (
     page_bytes,
     templates_dir,
 )
+from site_builder.targets import OUTPUT_RECORD, existing_files, read_record
 
 
 @dataclass
@@ -41,6 +42,7 @@ class WriteStats:
     changed: list[str] = field(default_factory=list)  # files whose bytes are new or different
     unchanged: int = 0  # files identical to the previous build's
     removed: list[str] = field(default_factory=list)  # files of the previous build now gone
+    files: list[str] = field(default_factory=list)  # every file of the new site
 
 
 def tree_digest(folder: Path, pattern: str = "*") -> str:
@@ -280,6 +282,7 @@ def write_site(
     env: jinja2.Environment | None = None,
     workers: int = 1,
     hooks: WorkerHooks | None = None,
+    old_files: Collection[str] | None = None,
 ) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
     """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
@@ -288,6 +291,9 @@ def write_site(
     forked processes (``hooks`` let them take over the build cache). Returns (stats, new
     page digests, new page-set keys and paths); the stats list the changed and removed
     files :func:`commit_changes` applies.
+
+    ``old_files`` are the previous build's files in ``previous`` (by default those on its
+    record there): only they are compared, kept or removed; no other file is looked at.
     """
     job = _Job(
         items=items,
@@ -295,7 +301,11 @@ def write_site(
         common=common,
         before=str(previous),
         stage=str(staging),
-        old_files=set(_files_under(previous)),
+        old_files=set(
+            existing_files(previous, read_record(previous, OUTPUT_RECORD) or [])
+            if old_files is None
+            else old_files
+        ),
         old_digests=old_digests,
         old_sets=old_sets or {},
         shared=shared_digest,
@@ -332,17 +342,8 @@ def write_site(
             stats.changed.append(path)
         written.add(path)
     stats.removed = sorted(job.old_files - written)
+    stats.files = sorted(written)
     return stats, dict(sorted(digests.items())), dict(sorted(sets.items()))
-
-
-def _files_under(folder: Path) -> list[str]:
-    """Relative posix paths of every file under ``folder`` (none when it does not exist)."""
-    out = []
-    for here, _dirs, files in os.walk(folder):
-        rel = Path(here).relative_to(folder).as_posix()
-        prefix = "" if rel == "." else rel + "/"
-        out += [prefix + f for f in files]
-    return out
 
 
 def asset_files() -> dict[str, bytes]:

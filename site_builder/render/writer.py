@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import hashlib
 import io
@@ -10,7 +12,7 @@ import math
 import os
 import pickle
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from site_builder.render.charts import to_script_json
+from site_builder.targets import OUTPUT_RECORD, read_record, record_bytes
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -242,40 +245,75 @@ def copy_assets(staging: Path) -> None:
             shutil.copyfile(item, assets / item.name)
 
 
-def swap_into_place(staging: Path, output: Path) -> None:
-    """Replace ``output`` by ``staging`` with renames, so a killed build leaves a whole site."""
-    old = output.with_name(output.name + ".old")
-    if old.exists():
-        shutil.rmtree(old)
-    if output.exists():
-        os.replace(output, old)
-    os.replace(staging, output)
-    if old.exists():
-        shutil.rmtree(old)
+#: The build's working folder inside the output folder: staging, journal and backup live on
+#: the output's own file system, so every move is a rename (a mounted --output included).
+WORK = ".site-builder-work"
+#: The suffix of a file being copied where a rename crossed file systems.
+COPYING = ".site-builder-copying"
 
 
-def _journal(output: Path) -> Path:
-    return output.with_name(output.name + ".journal")
+def work_dir(output: Path) -> Path:
+    return output / WORK
 
 
-def _backup(output: Path) -> Path:
-    return output.with_name(output.name + ".backup")
+def staging_dir(output: Path) -> Path:
+    """An empty staging folder inside ``output`` (made, with ``output``, when missing)."""
+    staging = work_dir(output) / "staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _move(src: str, dst: str) -> None:
+    """Rename ``src`` to ``dst``; across file systems (EXDEV), copy to a temporary name beside
+    ``dst``, rename that over ``dst``, then delete ``src``: a reader never sees half a file,
+    and the journal's rollback finds ``src`` or ``dst`` whole at every step."""
+    try:
+        os.replace(src, dst)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        tmp = dst + COPYING
+        shutil.copyfile(src, tmp)
+        shutil.copystat(src, tmp)
+        os.replace(tmp, dst)
+        os.unlink(src)
 
 
 def commit_changes(
-    staging: Path, output: Path, changed: Sequence[str], removed: Sequence[str]
+    staging: Path,
+    output: Path,
+    changed: Sequence[str],
+    removed: Sequence[str],
+    files: Collection[str] | None = None,
 ) -> None:
     """Move the ``changed`` files from ``staging`` into ``output`` and delete ``removed``.
 
-    The first build swaps the whole staging folder in. Later ones move only what changed:
-    a journal lists the moves and every replaced or removed file is kept in a backup
-    folder until the journal is deleted, so :func:`recover_output` can roll a build killed
-    halfway back to the previous site. Unchanged files are not touched.
+    ``output`` gets the build's record (:data:`~site_builder.targets.OUTPUT_RECORD`) listing
+    ``files``, every file of the new site (by default: the last record's, less ``removed``,
+    plus ``changed``); the next build replaces and removes only files on it. A journal lists
+    the moves and every replaced or removed file is kept in a backup folder until the
+    journal is deleted, so :func:`recover_output` can roll a build killed halfway back to
+    the previous site. Unchanged files are not touched.
     """
-    if not output.exists():
-        swap_into_place(staging, output)
-        return
-    journal, backup = _journal(output), _backup(output)
+    output.mkdir(parents=True, exist_ok=True)
+    if files is None:
+        gone = set(removed)
+        files = {f for f in read_record(output, OUTPUT_RECORD) or [] if f not in gone}
+        files |= set(changed)
+    record = record_bytes(files)
+    changed = list(changed)
+    try:
+        same = (output / OUTPUT_RECORD).read_bytes() == record
+    except OSError:
+        same = False
+    if not same:
+        (staging / OUTPUT_RECORD).write_bytes(record)
+        changed.append(OUTPUT_RECORD)
+    work = work_dir(output)
+    work.mkdir(exist_ok=True)
+    journal, backup = work / "journal", work / "backup"
     if backup.exists():
         shutil.rmtree(backup)
     out, back, stage = str(output), str(backup), str(staging)
@@ -292,7 +330,7 @@ def commit_changes(
         if folder not in made:
             os.makedirs(folder, exist_ok=True)
             made.add(folder)
-        os.replace(src, dst)
+        _move(src, dst)
 
     for p in changed:
         if p not in fresh:
@@ -305,6 +343,8 @@ def commit_changes(
     journal.unlink()  # the commit point: from here on the new site stands
     shutil.rmtree(backup, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        work.rmdir()  # gone unless it holds something else
 
 
 def _prune(output: Path, folder: str) -> None:
@@ -317,27 +357,52 @@ def _prune(output: Path, folder: str) -> None:
         folder = os.path.dirname(folder)
 
 
-def recover_output(output: Path) -> None:
-    """Put the previous site back after a build killed while it changed ``output``."""
-    old = output.with_name(output.name + ".old")
-    if old.exists():
-        if output.exists():  # killed after a first swap, before the old site was deleted
-            shutil.rmtree(old)
-        else:  # killed between the two renames of a first swap
-            os.replace(old, output)
-    journal, backup = _journal(output), _backup(output)
+def _roll_back(output: Path, journal: Path, backup: Path) -> None:
+    """Undo the moves ``journal`` lists: new files go, replaced and removed ones come back
+    from ``backup``. Only paths on the journal are touched."""
     if journal.exists():
         moves = json.loads(journal.read_text())
         for p in moves["new"]:
-            if os.path.lexists(output / p):
-                os.unlink(output / p)
+            for name in (p, p + COPYING):
+                if os.path.lexists(output / name):
+                    os.unlink(output / name)
         for p in [*moves["replaced"], *moves["removed"]]:
+            (output / (p + COPYING)).unlink(missing_ok=True)
+            (backup / (p + COPYING)).unlink(missing_ok=True)
             if (backup / p).exists():
                 (output / p).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(backup / p, output / p)
+                _move(str(backup / p), str(output / p))
         for folder in sorted({os.path.dirname(p) for p in moves["new"]}, key=len, reverse=True):
             _prune(output, folder)
         journal.unlink()
     journal.with_name(journal.name + ".tmp").unlink(missing_ok=True)
     if backup.exists():
         shutil.rmtree(backup)
+
+
+def recover_output(output: Path) -> None:
+    """Put the previous site back after a build killed while it changed ``output``, and
+    delete what a failed build left: its staging, journal and backup folders (inside
+    ``output``, and beside it where earlier versions kept them)."""
+    work = work_dir(output)
+    if work.is_dir():
+        _roll_back(output, work / "journal", work / "backup")
+        shutil.rmtree(work / "staging", ignore_errors=True)
+        with contextlib.suppress(OSError):
+            work.rmdir()
+    if not output.name:  # "/" has no siblings of ours
+        return
+    old = output.with_name(output.name + ".old")
+    if old.is_dir():
+        if output.exists():  # killed after a first swap, before the old site was deleted
+            shutil.rmtree(old)
+        else:  # killed between the two renames of a first swap
+            os.replace(old, output)
+    _roll_back(
+        output,
+        output.with_name(output.name + ".journal"),
+        output.with_name(output.name + ".backup"),
+    )
+    staging = output.with_name(output.name + ".staging")
+    if staging.is_dir():
+        shutil.rmtree(staging)
