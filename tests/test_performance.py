@@ -160,3 +160,20 @@ def test_bad_performance_settings_fail_at_once(tmp_path: Path) -> None:
     content = make_content(tmp_path, {}, "[results]\nperformance_min_games = 0\n")
     with pytest.raises(ConfigError, match="performance_min_games"):
         load_settings(content)
+
+
+def test_results_lists_fill_count_and_apply_the_minimum(tmp_path: Path) -> None:
+    from tests.test_results import row, site_of
+
+    site = site_of(tmp_path, {"norway.pgn": NORWAY}, "[results]\nmin_games = 10\n")
+    current = site.results["results"].lists["current"]
+    caruana = row(current, "Caruana, Fabiano")
+    assert (caruana["performance_games"], caruana["performance_filled"]) == (10, 7)
+    assert caruana["performance"] == pytest.approx(2829.6)
+    # Endgame performance: n/a exactly for the players with fewer than 5 rated endgames.
+    short = current["endgame_rated"] < 5
+    assert short.any() and not short.all()
+    assert (current["endgame_performance"].isna() == short).all()
+    assert (current["endgame_rated"] == current["endgame_games"]).all()
+    # The opponent threshold (2400+) reads the filled Elos too: all 10 games count.
+    assert caruana["games"] == 10 and caruana["status"] == ""

@@ -17,7 +17,8 @@ import pandas as pd
 
 from site_builder.config import ResultsSection
 from site_builder.metrics import style
-from site_builder.metrics.events import performance
+from site_builder.metrics.elo_fill import PlayerElo
+from site_builder.metrics.events import performance_figure
 from site_builder.model import GameRecord
 
 ROW_COLUMNS = [
@@ -32,6 +33,8 @@ ROW_COLUMNS = [
     "draw",
     "player_elo",
     "opponent_elo",
+    "opponent_rating",
+    "opponent_filled",
     "plies",
     "full_moves",
     "eco",
@@ -137,8 +140,14 @@ def player_games(
     elo_updates: pd.DataFrame,
     draw_pct: Mapping[str, float],
     cfg: ResultsSection,
+    elos: Mapping[tuple[str, str], PlayerElo] | None = None,
 ) -> pd.DataFrame:
     """One row per (finished game, player) with every per-game statistic of §2.
+
+    ``opponent_rating`` is the opponent's Elo with a missing tag filled (``elos``, see
+    :mod:`~site_builder.metrics.elo_fill`; the performances use it), ``opponent_filled``
+    says it was filled (the performances and the lists' opponent threshold use it);
+    ``opponent_elo`` is the tag as written.
 
     ``elo_updates`` (the Elo runs of all classes, see :func:`elo.sequential_elo`) gives the
     rating before and after; the Short Draw Factor's Elo term uses the Elo tags when both are
@@ -191,6 +200,10 @@ def player_games(
                 )
             run = fact.material.deficit[side]
             ratings = before.get((g.game_id, player))
+            tag = g.black_elo if white else g.white_elo
+            opp = elos.get((g.game_id, opponent)) if elos is not None else None
+            if opp is None and tag is not None:
+                opp = PlayerElo(tag)
             rows.append(
                 {
                     "game_id": g.game_id,
@@ -203,7 +216,9 @@ def player_games(
                     "score": score,
                     "draw": draw,
                     "player_elo": g.white_elo if white else g.black_elo,
-                    "opponent_elo": g.black_elo if white else g.white_elo,
+                    "opponent_elo": tag,
+                    "opponent_rating": opp.elo if opp is not None else None,
+                    "opponent_filled": opp is not None and opp.filled,
                     "plies": g.plies,
                     "full_moves": g.full_moves,
                     "eco": fact.eco,
@@ -220,7 +235,7 @@ def player_games(
                 }
             )
     frame = pd.DataFrame(rows, columns=ROW_COLUMNS)
-    for c in ("player_elo", "opponent_elo", "year"):
+    for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
         frame[c] = frame[c].astype("Int64")
     frame["months"] = frame["months"].astype(float)
     return frame
@@ -265,6 +280,8 @@ LIST_COLUMNS = [
     "score_pct",
     "mean_opponent_elo",
     "performance",
+    "performance_games",
+    "performance_filled",
     "draws",
     "short_draws",
     "sdf",
@@ -275,6 +292,7 @@ LIST_COLUMNS = [
     "endgame_games",
     "endgame_points",
     "endgame_rated",
+    "endgame_filled",
     "endgame_performance",
     "last_year",
     "status",
@@ -293,7 +311,7 @@ def row_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
         for values in zip(*(rows[c].tolist() for c in rows.columns), strict=True)
     ]
     for r in out:
-        for c in ("player_elo", "opponent_elo", "year"):
+        for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
             if r[c] is pd.NA:
                 r[c] = None
     return out
@@ -333,38 +351,61 @@ def scope_rows(by_class: Mapping[str, tuple[list[Row], np.ndarray]], scope: Scop
 
 
 def counts(row: Row, opponent_min_elo: int) -> bool:
-    """The opponent's Elo tag reaches the threshold (always true for threshold 0)."""
+    """The opponent's Elo tag (filled when missing) reaches the threshold (always true for
+    threshold 0)."""
     if opponent_min_elo <= 0:
         return True
-    elo = row["opponent_elo"]
+    elo = _opponent_rating(row)
     return elo is not None and elo >= opponent_min_elo
 
 
-def performance_of(rows: Sequence[Row]) -> float:
-    """FIDE performance over the rows whose opponent has an Elo tag; NaN when none."""
-    rated = [r for r in rows if r["opponent_elo"] is not None]
-    value = performance([int(r["opponent_elo"]) for r in rated], sum(r["score"] for r in rated))
-    return math.nan if value is None else float(value)
+def _opponent_rating(row: Row) -> Any:
+    """The opponent's Elo, filled when the tag is missing (rows made without it: the tag)."""
+    return row.get("opponent_rating", row["opponent_elo"])
+
+
+def performance_of(rows: Sequence[Row], min_games: int = 1) -> float:
+    """FIDE performance over the rows whose opponent has an Elo (tagged or filled); NaN with
+    fewer than ``min_games`` such rows."""
+    rated = [r for r in rows if _opponent_rating(r) is not None]
+    fig = performance_figure(
+        [int(_opponent_rating(r)) for r in rated],
+        sum(r["score"] for r in rated),
+        sum(1 for r in rated if r.get("opponent_filled")),
+        min_games,
+    )
+    return math.nan if fig.value is None else float(fig.value)
+
+
+def rated_counts(rows: Sequence[Row]) -> tuple[int, int]:
+    """Games against an opponent with an Elo, and of those the Elos filled."""
+    rated = [r for r in rows if _opponent_rating(r) is not None]
+    return len(rated), sum(1 for r in rated if r.get("opponent_filled"))
 
 
 def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def style_summary(g: Sequence[Row]) -> dict[str, Any]:
-    """Games, score, draws, SDF, sacrifice, opening draw and endgame figures of some rows."""
+def style_summary(g: Sequence[Row], min_rated: int = 1) -> dict[str, Any]:
+    """Games, score, draws, SDF, sacrifice, opening draw and endgame figures of some rows;
+    performances need ``min_rated`` games against a rated opponent (else NaN)."""
     n = len(g)
     factors = [r["sdf_factor"] for r in g if r["draw"]]
     sdf = style.player_sdf(factors, n)
     eco = [r["opening_draw"] for r in g if not math.isnan(r["opening_draw"])]
     end = [r for r in g if r["endgame"]]
-    opp = [float(r["opponent_elo"]) for r in g if r["opponent_elo"] is not None]
+    opp = [float(_opponent_rating(r)) for r in g if _opponent_rating(r) is not None]
+    rated, filled = rated_counts(g)
+    end_rated, end_filled = rated_counts(end)
     return {
         "games": n,
         "points": float(sum(r["score"] for r in g)),
         "score_pct": 100.0 * _mean([r["score"] for r in g]),
         "mean_opponent_elo": _mean(opp),
-        "performance": performance_of(g),
+        "performance": performance_of(g, min_rated),
+        "performance_games": rated,
+        "performance_filled": filled,
         "draws": len(factors),
         "short_draws": sum(1 for r in g if r["short_draw"]),
         "sdf": sdf if sdf is not None else math.nan,
@@ -374,8 +415,9 @@ def style_summary(g: Sequence[Row]) -> dict[str, Any]:
         "eco_games": len(eco),
         "endgame_games": len(end),
         "endgame_points": float(sum(r["score"] for r in end)),
-        "endgame_rated": sum(1 for r in end if r["opponent_elo"] is not None),
-        "endgame_performance": performance_of(end),
+        "endgame_rated": end_rated,
+        "endgame_filled": end_filled,
+        "endgame_performance": performance_of(end, min_rated),
     }
 
 
@@ -384,8 +426,10 @@ def evaluate_scope(
     scope: Scope,
     ratings: Mapping[str, float],
     notes: Mapping[str, str] | None = None,
+    min_rated: int = 1,
 ) -> pd.DataFrame:
-    """Every player with a game in the scope: statistics over the counted games and status.
+    """Every player with a game in the scope: statistics over the counted games and status;
+    performances need ``min_rated`` games against a rated opponent.
 
     ``status`` is "" when listed, else every unmet threshold with numbers ("n/a: …").
     Sorted listed first, then by rating (highest first) and name.
@@ -425,7 +469,7 @@ def evaluate_scope(
                 "player": player,
                 "rating": rating if rating is not None else math.nan,
                 "rating_note": notes.get(player, ""),
-                **style_summary(g),
+                **style_summary(g, min_rated),
                 "all_games": len(all_rows),
                 "last_year": last_year,
                 "status": ("n/a: " + "; ".join(reasons)) if reasons else "",

@@ -202,7 +202,7 @@ def compute(site: SiteData) -> ResultsData:
         lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
     )
     facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
-    rows = results.player_games(games, facts, updates, draw_pct, cfg)
+    rows = results.player_games(games, facts, updates, draw_pct, cfg, site.elos)
     recs = results.row_records(rows)
 
     def years_of(cls: str) -> list[int]:
@@ -231,7 +231,7 @@ def compute(site: SiteData) -> ResultsData:
         else:  # rapid-YYYY
             ratings = results.year_ratings(year_end["rapid"], int(key.split("-")[1]))
         lists[key] = results.evaluate_scope(
-            results.scope_rows(by_class, scope), scope, ratings, notes
+            results.scope_rows(by_class, scope), scope, ratings, notes, cfg.performance_min_games
         )
 
     defaults = [g for g in games if is_default(g.time_class_reason)]
@@ -302,10 +302,23 @@ _C = {
     ),
     "score_pct": Col("score_pct", "Score %", "num1", "points per counted game, in %"),
     "performance": Col(
-        "performance", "Perf.", "rating", "FIDE performance: mean opponent Elo tag + dp(score)"
+        "performance",
+        "Perf.",
+        "rating",
+        "FIDE performance: mean opponent Elo + dp(score) over the games against a rated "
+        "opponent; n/a when they are fewer than [results] performance_min_games",
+    ),
+    "performance_games": Col(
+        "performance_games", "Rated", "int", "games the performance rests on (rated opponent)"
+    ),
+    "performance_filled": Col(
+        "performance_filled",
+        "Filled",
+        "int",
+        "of those, opponents whose missing Elo tag was filled from their other games",
     ),
     "mean_opponent_elo": Col(
-        "mean_opponent_elo", "Opp. Elo", "rating", "mean Elo tag of the opponents"
+        "mean_opponent_elo", "Opp. Elo", "rating", "mean Elo of the opponents (missing tags filled)"
     ),
     "draws": Col("draws", "Draws", "int", "drawn games among the counted games"),
     "short_draws": Col(
@@ -335,7 +348,16 @@ _C = {
     ),
     "endgame_points": Col("endgame_points", "Endgame pts", "num1", "points in those games"),
     "endgame_performance": Col(
-        "endgame_performance", "Endgame perf.", "rating", "FIDE performance in those games"
+        "endgame_performance",
+        "Endgame perf.",
+        "rating",
+        "FIDE performance in those games; n/a below [results] performance_min_games rated",
+    ),
+    "endgame_rated": Col(
+        "endgame_rated", "Endgame rated", "int", "endgames the endgame performance rests on"
+    ),
+    "endgame_filled": Col(
+        "endgame_filled", "Endgame filled", "int", "of those, opponents' Elo tags filled"
     ),
     "rating_note": Col("rating_note", "Rating when", "text", "when the rating was reached"),
     "last_year": Col("last_year", "Last year", "int", "the player's last year in the period"),
@@ -346,8 +368,26 @@ def _cols(*keys: str, rank: bool = True) -> list[Col]:
     return ([RANK] if rank else []) + [PLAYER] + [_C[k] for k in keys]
 
 
-ELO_COLS = _cols("rating", "games", "all_games", "score_pct", "mean_opponent_elo", "performance")
-HISTORIC_COLS = _cols("rating", "rating_note", "games", "all_games", "score_pct", "performance")
+ELO_COLS = _cols(
+    "rating",
+    "games",
+    "all_games",
+    "score_pct",
+    "mean_opponent_elo",
+    "performance",
+    "performance_games",
+    "performance_filled",
+)
+HISTORIC_COLS = _cols(
+    "rating",
+    "rating_note",
+    "games",
+    "all_games",
+    "score_pct",
+    "performance",
+    "performance_games",
+    "performance_filled",
+)
 FIGHTER_COLS = _cols("rating", "games", "draws", "short_draws", "sdf")
 STYLE_COLS = _cols(
     "rating",
@@ -358,6 +398,8 @@ STYLE_COLS = _cols(
     "endgame_games",
     "endgame_points",
     "endgame_performance",
+    "endgame_rated",
+    "endgame_filled",
 )
 
 
@@ -1060,7 +1102,8 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
         if r["sacrifice"]:
             sacrifices.append({**base, "deficit_plies": r["deficit_plies"]})
     classical = [r for r in rows if r["time_class"] == "classical"]
-    summary = results.style_summary(classical) if classical else None
+    min_rated = site.settings.results.performance_min_games
+    summary = results.style_summary(classical, min_rated) if classical else None
     ratings = {}
     updates = res.by("updates", "player", player)
     for cls in _CLASSES:
@@ -1106,7 +1149,9 @@ def player_inputs(site: SiteData, player: str) -> Any:
     classical = [r for r in res.by("rows", "player", player) if r["time_class"] == "classical"]
     return (
         res.row_keys().get(player, b""),
-        results.style_summary(classical) if classical else None,
+        results.style_summary(classical, site.settings.results.performance_min_games)
+        if classical
+        else None,
         res.update_keys().get(player, b""),
         # What _status_rows reads of each list's row and scope.
         [
