@@ -178,8 +178,8 @@ class ResultsSection:
     #: their Elo tag (0 = never; METHODS: the tag at first appearance only).
     reseed_months: int = 0
     #: Elo performance: a missing Elo tag is filled from the same player's tags in the same
-    #: event, else from their nearest game of the same class within this many months (0 =
-    #: the same event only).
+    #: event and class, else from their nearest game of the same class within this many
+    #: months (0 = the same event only).
     elo_fill_months: int = 3
     #: Elo performance: n/a with fewer games than this against a rated opponent.
     performance_min_games: int = 5

@@ -67,6 +67,8 @@ def test_fill_from_the_same_event_then_the_nearest_game_in_the_window() -> None:
         game("e", "C", "D", "2020.01.15", (2500, None), "Rapid cup", "rapid"),
         game("f", "D", "A", "2021.06.01", (None, None), "Late"),
         game("g", "D", "E", "2020.01.01", (2400, None), "Old"),
+        # A rapid tiebreak of the Cup, on game b's day: its (rapid) tag is not used for b.
+        game("h", "A", "B", "2020.01.11", (2555, None), "Cup", "rapid"),
     ]
     elos = fill_elos(games, 3, lambda g: g.event)
     assert elos[("a", "A")] == PlayerElo(2700)

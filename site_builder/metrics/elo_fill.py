@@ -1,8 +1,8 @@
 """Missing Elo tags filled from the same player's other games (pure).
 
-A game whose player has no Elo tag takes the tag of the same player's nearest game in the
-same event; when the event has none, the nearest game of the same time class within
-``months`` months. Ties go to the earlier game, then the smaller game id. Only performance
+A game whose player has no Elo tag takes the tag of the same player's nearest game of the
+same time class in the same event; when the event has none, their nearest game of the same
+time class within ``months`` months. Ties go to the earlier game, then the smaller game id. Only performance
 ratings use the filled values; every figure counts the tags it filled.
 """
 
@@ -77,12 +77,12 @@ def fill_elos(
             tagged[player].append(
                 _Tagged(date_position(g.date), g.game_id, event_of(g), g.time_class, elo)
             )
-    by_event: dict[tuple[str, str], list[_Tagged]] = defaultdict(list)
+    by_event: dict[tuple[str, str, str], list[_Tagged]] = defaultdict(list)
     # Dated tags per (player, time class), sorted by date, for the window search.
     by_class: dict[tuple[str, str], list[_Tagged]] = defaultdict(list)
     for player, tags in tagged.items():
         for t in tags:
-            by_event[(player, t.event)].append(t)
+            by_event[(player, t.event, t.time_class)].append(t)
             if t.position is not None:
                 by_class[(player, t.time_class)].append(t)
     for lst in by_class.values():
@@ -90,7 +90,7 @@ def fill_elos(
     positions = {k: [t.position or 0.0 for t in v] for k, v in by_class.items()}
     for player, g in missing:
         at = date_position(g.date)
-        found = _nearest(by_event.get((player, event_of(g)), []), at)
+        found = _nearest(by_event.get((player, event_of(g), g.time_class), []), at)
         if found is None and at is not None and months > 0:
             lst = by_class.get((player, g.time_class), [])
             pos = positions.get((player, g.time_class), [])
