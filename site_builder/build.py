@@ -24,11 +24,11 @@ if TYPE_CHECKING:
 
 from site_builder import __version__
 from site_builder.analysis import exchange
-from site_builder.analysis.cache import EvalCache
+from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
 from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
-from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
+from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
@@ -74,7 +74,8 @@ class BuildStats:
     problems: dict[str, int] = field(default_factory=dict)
     analysed_games: int = 0
     positions: int = 0  # unique positions the site needs
-    cache_hits: int = 0  # of those, answered by the cache
+    cache_hits: int = 0  # of those, read from the evaluation cache
+    reused: int = 0  # of those, in games whose move rows the build cache kept
     analysed: int = 0  # positions sent to an engine
     searches: int = 0
     engine_seconds: float = 0.0
@@ -115,9 +116,10 @@ def identify_engine(path: str) -> str:
     return asyncio.run(ask())
 
 
-def make_spec(settings: Settings, engine: str) -> AnalysisSpec:
+def make_spec(settings: Settings, engine: str, binary: str = "") -> AnalysisSpec:
+    """``binary``: :func:`engine_identity` of the executable (part of the cache key)."""
     a = settings.analysis
-    return AnalysisSpec(engine, a.depth, a.nodes, a.multipv, a.hash_mb, a.threads)
+    return AnalysisSpec(engine, a.depth, a.nodes, a.multipv, a.hash_mb, a.threads, binary)
 
 
 def ingest(
@@ -165,14 +167,21 @@ def import_shipped(content_dir: Path, settings: Settings, cache: EvalCache, echo
         return 0
     total = 0
     for path in sorted([*folder.glob("*.jsonl.gz"), *folder.glob("*.pgn")]):
-        marker = f"meta|imported|{exchange.file_digest(path)}"
+        marker = f"{IMPORTED_PREFIX}{exchange.file_digest(path)}"
         if marker in cache:
             continue
         if path.suffix == ".pgn":
             spec = exchange.PGN_EVAL_SPEC
             _games, added = exchange.import_pgn_evals(cache, path)
         else:
-            spec, added = exchange.import_analysis(cache, path)
+            imported = exchange.import_analysis(cache, path)
+            spec, added = imported.spec, imported.added + imported.repaired
+            if imported.rejected:
+                line, reason = imported.rejected[0]
+                echo(
+                    f"{path}: {len(imported.rejected)} invalid entries rejected "
+                    f"(the first, line {line}: {reason})."
+                )
         cache.put_many({marker: {"file": path.name, "entries": added}})
         echo(f"Imported {added} evaluations from {path.name} ({spec.describe()}).")
         total += added
@@ -223,9 +232,10 @@ def run_analysis(
         if gid not in complete
         for p in plies
     ]
-    tasks, _hits = missing_tasks(wanted, spec, cache)
+    tasks, hits = missing_tasks(wanted, spec, cache)
     stats.positions = len(needed)
-    stats.cache_hits = len(needed) - len(tasks)
+    stats.cache_hits = hits
+    stats.reused = len(needed - {position for position, _ in wanted})
     if not tasks:
         return
     a = settings.analysis
@@ -239,7 +249,7 @@ def run_analysis(
     bar = tqdm(
         total=len(tasks), unit="pos", desc="Analysing", disable=not progress, dynamic_ncols=True
     )
-    bar.set_postfix(cached=stats.cache_hits, engines=pool.workers)
+    bar.set_postfix(cached=stats.cache_hits + stats.reused, engines=pool.workers)
 
     def on_chunk(results: dict[str, Any], done: int) -> None:
         cache.put_many(results)
@@ -269,7 +279,9 @@ def gather_moves(
     rows: list[dict[str, Any]] = []
     done: set[str] = set()
     for game in games:
-        key = rows_key(fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id])
+        key = rows_key(
+            fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id], cache
+        )
         if build_cache is not None:
             cached = build_cache.get(key)
             if cached is not None:
@@ -280,11 +292,11 @@ def gather_moves(
         board = chess.Board()
         replayed = 0
         for ply in plies_by_game[game.game_id]:
-            lines = cache.get(pv_key(spec, ply.position))
+            lines = cache.lookup(spec, ply.position)
             if lines is None:
                 break
             in_lines = any(line[0] == ply.played for line in lines["lines"])
-            single = None if in_lines else cache.get(move_key(spec, ply.position, ply.played))
+            single = None if in_lines else cache.lookup(spec, ply.position, ply.played)
             if not in_lines and single is None:
                 lines = None
                 break
@@ -304,10 +316,15 @@ def gather_moves(
     return rows, done
 
 
-def rows_key(fingerprint: str, spec: AnalysisSpec, mate_cp: int, plies: list[Ply]) -> str:
+def rows_key(
+    fingerprint: str, spec: AnalysisSpec, mate_cp: int, plies: list[Ply], cache: EvalCache
+) -> str:
     """Build-cache key of a game's move rows (``fingerprint``: :func:`game_fingerprint`):
-    present only once the game is fully analysed."""
-    return f"rows|{fingerprint}|{spec.key}|{mate_cp}|{len(plies)}"
+    present only once the game is fully analysed. It names the evaluation cache the rows
+    were read from (:meth:`EvalCache.identity`), so rows outlive neither an emptied or
+    salvaged evaluation cache nor entries ``doctor --check`` removed: the build then reads,
+    and analyses again what is missing, as the user who emptied the cache expects."""
+    return f"rows|{fingerprint}|{spec.key}|{mate_cp}|{len(plies)}|{cache.identity()}"
 
 
 def game_fingerprint(game: GameRecord) -> str:
@@ -457,7 +474,11 @@ def _prepare(
             engine_path, spec = "", exchange.PGN_EVAL_SPEC
         else:
             engine_path = resolve_engine(a.engine)
-            spec = make_spec(settings, build_cache.engine_name(engine_path, identify_engine))
+            spec = make_spec(
+                settings,
+                build_cache.engine_name(engine_path, identify_engine),
+                engine_identity(engine_path),
+            )
         with EvalCache(cache_dir) as cache:
             stats.imported = import_shipped(content_dir, settings, cache, echo)
             if a.source == "pgn-eval":
@@ -467,7 +488,7 @@ def _prepare(
                 complete = {
                     gid
                     for gid, gp in to_analyse.items()
-                    if rows_key(fingerprints[gid], spec, mate_cp, gp) in build_cache
+                    if rows_key(fingerprints[gid], spec, mate_cp, gp, cache) in build_cache
                 }
                 run_analysis(
                     to_analyse,
@@ -482,7 +503,8 @@ def _prepare(
                 )
             echo(
                 f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
-                f"{stats.cache_hits} from the cache, {stats.analysed} analysed"
+                f"{stats.reused} reused from the last build, "
+                f"{stats.cache_hits} from the evaluation cache, {stats.analysed} analysed"
                 + (f", {len(stats.failed)} failed" if stats.failed else "")
                 + "."
             )

@@ -124,6 +124,19 @@ def parser() -> argparse.ArgumentParser:
     )
     _content_options(d)
     d.add_argument("--engine", metavar="PATH")
+    dc = d.add_mutually_exclusive_group()
+    dc.add_argument(
+        "--check",
+        action="store_true",
+        help="check every cached evaluation (legal moves, scores, line counts) and remove "
+        "the invalid ones; the next build fills the gaps",
+    )
+    dc.add_argument(
+        "--salvage",
+        action="store_true",
+        help="for a corrupt evaluation cache: copy its readable, valid entries into a fresh "
+        "cache and keep the damaged cache.db beside it",
+    )
 
     pub = sub.add_parser(
         "publish",

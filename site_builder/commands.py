@@ -61,7 +61,7 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
             for path in w.removed[:50]:
                 print(f"    removed: {path}")
     _print_timing(stats)
-    return 0
+    return _analysis_status(stats, args.output / "report.html")
 
 
 def analyse(args: argparse.Namespace, settings: Settings) -> int:
@@ -75,7 +75,21 @@ def analyse(args: argparse.Namespace, settings: Settings) -> int:
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     _print_timing(stats)
-    return 0
+    return _analysis_status(stats, None)
+
+
+def _analysis_status(stats: builder.BuildStats, report: Path | None) -> int:
+    """Exit status 1 when positions could not be analysed (their games are left out)."""
+    if not stats.failed:
+        return 0
+    where = f"; {report} lists them" if report is not None else ""
+    print(
+        f"site-builder: {len(stats.failed)} positions could not be analysed and their games "
+        f"are not rated{where}. The first: {stats.failed[0][0]}: {stats.failed[0][1]}. "
+        "Run the command again to retry them, or check the engine with `site-builder doctor`.",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _print_timing(stats: builder.BuildStats) -> None:
@@ -132,29 +146,91 @@ def _human(n: float) -> str:
     return f"{n:.1f} TB"
 
 
+def _check_cache(cache_dir: Path) -> int:
+    """``doctor --check``: validate every evaluation, remove the invalid ones."""
+    from site_builder.analysis.cache import check_cache
+
+    if not (cache_dir / "cache.db").exists():
+        print(f"Cache: {cache_dir} holds no evaluation cache; nothing to check.")
+        return 0
+    with EvalCache(cache_dir) as cache:
+        result = check_cache(cache)
+    print(f"Checked {result.entries} evaluations in {cache_dir}.")
+    if not result.removed:
+        print("Every evaluation is valid.")
+        return 0
+    for key, reason in list(result.removed.items())[:20]:
+        print(f"  removed {key}: {reason}")
+    if len(result.removed) > 20:
+        print(f"  ... and {len(result.removed) - 20} more")
+    print(
+        f"Removed {len(result.removed)} invalid evaluations. The next build imports the "
+        "content's analysis files again and analyses the positions still missing."
+    )
+    return 0
+
+
+def _salvage_cache(cache_dir: Path) -> int:
+    """``doctor --salvage``: a fresh cache from the readable entries of a corrupt one."""
+    from site_builder.analysis.cache import salvage_cache
+
+    if not (cache_dir / "cache.db").exists():
+        print(f"site-builder: no evaluation cache at {cache_dir}; nothing to salvage.")
+        return 2
+    result = salvage_cache(cache_dir)
+    print(
+        f"Salvaged {result.copied} valid evaluations into a fresh cache at {cache_dir} "
+        f"({result.unreadable} unreadable and {result.invalid} invalid entries left behind). "
+        f"The damaged database is kept as {result.aside}; delete it when you no longer need "
+        "it. The next build imports the content's analysis files again and analyses the "
+        "positions still missing."
+    )
+    return 0
+
+
 def doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from site_builder.analysis.cache import CacheCorruptError
+    from site_builder.analysis.spec import engine_identity
+    from site_builder.errors import EngineError
+
+    if args.salvage:
+        return _salvage_cache(_cache_dir(args))
+    if args.check:
+        return _check_cache(_cache_dir(args))
     ok = True
     print(
         f"Settings: {args.content / 'site.toml'}"
         + ("" if (args.content / "site.toml").exists() else " (not found: defaults)")
     )
     a = settings.analysis
+    spec = None
     try:
         path = resolve_engine(a.engine)
         name = builder.identify_engine(path)
-        print(f"Engine: {name} at {path}")
-        spec = builder.make_spec(settings, name)
+        binary = engine_identity(path)
+        print(f"Engine: {name} at {path} (binary {binary})")
+        spec = builder.make_spec(settings, name, binary)
         print(
             f"Analysis settings: {spec.describe()}, from move {a.first_move}, "
             f"classes {', '.join(a.classes)}"
         )
     except EngineNotFoundError:
         print(f"Engine: NOT FOUND at {a.engine!r}. {INSTALL_HINT}")
-        spec, ok = None, False
+        ok = False
+    except EngineError as exc:
+        print(f"Engine: NOT WORKING: {exc}")
+        ok = False
     cache_dir = _cache_dir(args)
+    cache_ok = cache_dir.exists()
     if cache_dir.exists():
-        with EvalCache(cache_dir) as cache:
-            print(f"Cache: {cache_dir} — {len(cache)} entries, {_human(cache.volume())} on disk")
+        try:
+            with EvalCache(cache_dir) as cache:
+                print(
+                    f"Cache: {cache_dir} — {len(cache)} entries, {_human(cache.volume())} on disk"
+                )
+        except CacheCorruptError as exc:
+            print(f"Cache: CORRUPT: {exc}")
+            ok = cache_ok = False
     else:
         print(f"Cache: {cache_dir} (empty: created on the first build)")
     result = builder.ingest(args.content, settings)
@@ -179,7 +255,7 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
             + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
             + " (details on the build report page)"
         )
-    if spec is not None and cache_dir.exists():
+    if spec is not None and cache_ok:
         chosen, _ = builder.analysis_scope(result.games, settings)
         wanted = [
             (p.position, p.played)
@@ -195,6 +271,8 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def analysis(args: argparse.Namespace, settings: Settings) -> int:
+    from site_builder.analysis.spec import engine_identity
+
     cache_dir = _cache_dir(args)
     if args.action == "import":
         with EvalCache(cache_dir) as cache:
@@ -207,11 +285,26 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
                     "Bayesian skill) will say n/a."
                 )
                 return 0
-            spec, added = exchange.import_analysis(cache, args.file)
-        print(f"Imported {added} new evaluations ({spec.describe()}) into {cache_dir}.")
+            imported = exchange.import_analysis(cache, args.file)
+        print(
+            f"Imported {imported.added} new evaluations ({imported.spec.describe()}) into "
+            f"{cache_dir}"
+            + (f"; {imported.repaired} invalid cached ones replaced" if imported.repaired else "")
+            + "."
+        )
+        if imported.rejected:
+            for line, reason in imported.rejected[:10]:
+                print(f"  {args.file}, line {line}: {reason}", file=sys.stderr)
+            print(
+                f"site-builder: {len(imported.rejected)} entries of {args.file} are invalid and "
+                "were rejected (nothing of them was stored). Export the file again with a "
+                "working engine.",
+                file=sys.stderr,
+            )
+            return 1
         return 0
     path = resolve_engine(args.engine or settings.analysis.engine)
-    spec = builder.make_spec(settings, builder.identify_engine(path))
+    spec = builder.make_spec(settings, builder.identify_engine(path), engine_identity(path))
     positions = None
     if not args.all_positions:
         result = builder.ingest(args.content, settings)

@@ -71,7 +71,7 @@ def test_first_build_analyses_every_needed_position(built: dict) -> None:
     assert first.problems["duplicate"] == 2
     assert first.positions > 200
     assert first.analysed == first.positions
-    assert first.cache_hits == 0
+    assert first.cache_hits == 0 and first.reused == 0
     assert first.failed == []
 
 
@@ -79,7 +79,8 @@ def test_second_build_makes_zero_engine_calls(built: dict) -> None:
     second = built["second"]
     assert second.analysed == 0
     assert second.searches == 0
-    assert second.cache_hits == built["first"].positions
+    # Every game's move rows come from the build cache: no evaluation is read again.
+    assert second.reused == built["first"].positions and second.cache_hits == 0
 
 
 def test_rebuild_is_byte_identical(built: dict) -> None:

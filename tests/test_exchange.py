@@ -23,10 +23,11 @@ SPEC = AnalysisSpec("Stockfish 15.1", 6, 0, 10, 16, 1)
 def test_export_import_round_trip(tmp_path: Path) -> None:
     shipped = DATA / "small-site/analysis/small-d6.jsonl.gz"
     with EvalCache(tmp_path / "a") as a:
-        spec, added = exchange.import_analysis(a, shipped)
-        assert spec == SPEC and added == 11898
-        again = exchange.import_analysis(a, shipped)[1]
-        assert again == 0  # nothing new the second time
+        imported = exchange.import_analysis(a, shipped)
+        spec = imported.spec
+        assert spec == SPEC.imported() and imported.added == 11898 and not imported.rejected
+        again = exchange.import_analysis(a, shipped)
+        assert again.added == again.repaired == 0  # nothing new the second time
         out = tmp_path / "export.jsonl.gz"
         assert exchange.export_analysis(a, spec, out) == 11898
     # Sorted entries, no name or time in the gzip header: same content, same bytes.

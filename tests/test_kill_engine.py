@@ -59,10 +59,14 @@ def test_sigkill_of_an_engine_mid_build(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=300)
     assert killed is not None, "the build ended before an engine could be killed"
     assert proc.returncode == 0, out
-    m = re.search(r"(\d+) positions needed, (\d+) from the cache, (\d+) analysed", out)
+    m = re.search(
+        r"(\d+) positions needed, (\d+) reused from the last build, "
+        r"(\d+) from the evaluation cache, (\d+) analysed",
+        out,
+    )
     assert m, out
-    needed, cached, analysed = map(int, m.groups())
-    assert cached + analysed == needed and "failed" not in out
+    needed, reused, cached, analysed = map(int, m.groups())
+    assert reused == 0 and cached + analysed == needed and "failed" not in out
     assert (tmp_path / "out" / "index.html").exists()
     with diskcache.Cache(str(cache_dir)) as cache:
         pv = [k for k in cache if k.startswith("pv|")]
@@ -70,7 +74,9 @@ def test_sigkill_of_an_engine_mid_build(tmp_path: Path) -> None:
     assert len(pv) == needed
     # A second build finds everything in the cache.
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert f"{needed} from the cache, 0 analysed" in again.stdout
+    assert f"{needed} reused from the last build, 0 from the evaluation cache, 0 analysed" in (
+        again.stdout
+    )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -115,7 +121,11 @@ def test_interrupted_build_resumes_from_the_cache(tmp_path: Path, sig: int) -> N
     assert children == []
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stdout + again.stderr
-    m = re.search(r"(\d+) positions needed, (\d+) from the cache, (\d+) analysed", again.stdout)
+    m = re.search(
+        r"(\d+) positions needed, (\d+) reused from the last build, "
+        r"(\d+) from the evaluation cache, (\d+) analysed",
+        again.stdout,
+    )
     assert m, again.stdout
-    needed, cached, analysed = map(int, m.groups())
-    assert cached >= 50 and cached + analysed == needed
+    needed, reused, cached, analysed = map(int, m.groups())
+    assert reused == 0 and cached >= 50 and cached + analysed == needed

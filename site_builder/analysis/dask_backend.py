@@ -7,7 +7,8 @@ to the cache, as with the local pool. Start workers with one thread each::
     dask scheduler
     dask worker tcp://HOST:8786 --nthreads 1 --nworkers N
 
-Every worker machine needs the same engine (name and version) at the same path.
+Every worker machine needs the same engine executable (the same bytes) at the same path: the
+cache key names the binary (see :func:`spec.engine_identity`).
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ from typing import Any
 from distributed import Client, WorkerPlugin, as_completed, get_worker
 
 from site_builder.analysis.engine import PositionTask, engine_name
-from site_builder.analysis.pool import EngineHolder, OnChunk, PoolStats, default_deadline, run_chunk
-from site_builder.analysis.spec import AnalysisSpec
+from site_builder.analysis.pool import (
+    EngineHolder,
+    OnChunk,
+    PoolStats,
+    Streak,
+    default_deadline,
+    run_chunk,
+)
+from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.errors import EngineError
 
 PLUGIN_NAME = "site-builder-engine"
@@ -38,10 +46,12 @@ class EnginePlugin(WorkerPlugin):
         self.spec = spec
         self.loop: asyncio.AbstractEventLoop | None = None
         self.engine: EngineHolder | None = None
+        self.streak = Streak(engine_path)
 
     def setup(self, worker: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.engine = EngineHolder(self.engine_path, self.spec)
+        self.streak = Streak(self.engine_path)
 
     def teardown(self, worker: Any) -> None:
         loop, engine = self.loop, self.engine
@@ -75,8 +85,18 @@ class EnginePlugin(WorkerPlugin):
                 f"worker engine is {found!r} but the build analyses with {self.spec.engine!r}; "
                 "install the same engine version on every worker"
             )
+        if self.spec.binary and engine_identity(self.engine_path) != self.spec.binary:
+            raise EngineError(
+                f"worker engine at {self.engine_path} is not the same executable as the "
+                "build's (its bytes or path differ); install the same engine build at the "
+                "same path on every worker"
+            )
         stats = PoolStats()
-        results = await run_chunk(self.engine, self.spec, chunk, deadline, max_tries, stats)
+        results = await run_chunk(
+            self.engine, self.spec, chunk, deadline, max_tries, stats, self.streak
+        )
+        if self.streak.gave_up:
+            raise EngineError(self.streak.gave_up)
         return results, stats
 
 

@@ -6,6 +6,8 @@ A position is analysed from its FEN alone (see :func:`spec.position_key`), after
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import shutil
 from dataclasses import dataclass
@@ -16,7 +18,7 @@ import chess
 import chess.engine
 
 from site_builder.analysis.spec import AnalysisSpec, board_from_key, move_key, pv_key
-from site_builder.errors import EngineNotFoundError
+from site_builder.errors import EngineError, EngineNotFoundError
 
 INSTALL_HINT = (
     "Install Stockfish (Debian/Ubuntu: `sudo apt-get install stockfish`, which puts it at "
@@ -48,17 +50,51 @@ def resolve_engine(path: str) -> str:
     return found
 
 
+#: Seconds an engine may take from its start to ``uciok``: Stockfish needs well under one.
+HANDSHAKE_SECONDS = 20.0
+
+
 async def open_engine(path: str, hash_mb: int, threads: int) -> chess.engine.UciProtocol:
-    """Start the engine and set the options that make its answers reproducible."""
-    _transport, protocol = await chess.engine.popen_uci(resolve_engine(path))
-    options: dict[str, Any] = {}
-    if "Threads" in protocol.options:
-        options["Threads"] = threads
-    if "Hash" in protocol.options:
-        options["Hash"] = hash_mb
-    if "OwnBook" in protocol.options:  # Toga II plays from its book otherwise.
-        options["OwnBook"] = False
-    await protocol.configure(options)
+    """Start the engine and set the options that make its answers reproducible.
+
+    An engine that exits, or does not finish the UCI handshake within
+    :data:`HANDSHAKE_SECONDS`, is stopped and reported as an :class:`EngineError`.
+    """
+    exe = resolve_engine(path)
+    fix = (
+        "Point --engine or [analysis] engine in content/site.toml to a UCI chess engine "
+        "(check it with `site-builder doctor`)."
+    )
+    try:
+        transport, protocol = await chess.engine.UciProtocol.popen(exe)
+    except OSError as exc:
+        raise EngineError(f"the engine {exe} could not be started ({exc}). {fix}") from exc
+    try:
+        await asyncio.wait_for(protocol.initialize(), HANDSHAKE_SECONDS)
+        options: dict[str, Any] = {}
+        if "Threads" in protocol.options:
+            options["Threads"] = threads
+        if "Hash" in protocol.options:
+            options["Hash"] = hash_mb
+        if "OwnBook" in protocol.options:  # Toga II plays from its book otherwise.
+            options["OwnBook"] = False
+        await protocol.configure(options)
+    except BaseException as exc:
+        with contextlib.suppress(ProcessLookupError, OSError):
+            transport.kill()
+        transport.close()
+        if isinstance(exc, TimeoutError):
+            raise EngineError(
+                f"the engine {exe} did not finish the UCI handshake within "
+                f"{HANDSHAKE_SECONDS:.0f} s (no 'uciok' after 'uci'): it is not a UCI chess "
+                f"engine, or it hangs. {fix}"
+            ) from exc
+        if isinstance(exc, chess.engine.EngineError):
+            raise EngineError(
+                f"the engine {exe} stopped during the UCI handshake "
+                f"({exc or type(exc).__name__}). {fix}"
+            ) from exc
+        raise
     return protocol
 
 

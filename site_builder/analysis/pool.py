@@ -2,7 +2,10 @@
 
 A crashed engine is restarted and the position retried; an engine that misses the
 per-position deadline is killed and restarted; a position that keeps failing is recorded
-after ``max_tries`` and skipped. Only the driver (the ``on_chunk`` callback) writes the cache.
+after ``max_tries`` and skipped. An answer that fails :func:`validate.invalid_reason` (an
+illegal move, a malformed score) is recorded at once and never stored. After
+:data:`GIVE_UP_AFTER` positions in a row have failed, the pool stops with an
+:class:`EngineError`. Only the driver (the ``on_chunk`` callback) writes the cache.
 """
 
 from __future__ import annotations
@@ -18,6 +21,13 @@ import chess.engine
 
 from site_builder.analysis.engine import PositionTask, analyse_task, open_engine
 from site_builder.analysis.spec import AnalysisSpec
+from site_builder.analysis.validate import invalid_reason
+from site_builder.errors import EngineError
+
+#: Positions in a row that may fail (each after ``max_tries`` tries, or with an invalid
+#: answer) before the engine is given up on: a single position that crashes an engine does
+#: not stop the build, an engine that never answers does within a few deadlines.
+GIVE_UP_AFTER = 3
 
 
 @dataclass
@@ -34,6 +44,31 @@ class PoolStats:
         self.engine_seconds += other.engine_seconds
         self.restarts += other.restarts
         self.failed.extend(other.failed)
+
+
+@dataclass
+class Streak:
+    """Positions failed in a row, shared by every engine of a pool."""
+
+    engine_path: str
+    limit: int = GIVE_UP_AFTER
+    failed: int = 0
+    analysed: int = 0
+    gave_up: str = ""
+
+    def success(self) -> None:
+        self.failed = 0
+        self.analysed += 1
+
+    def failure(self, reason: str) -> None:
+        self.failed += 1
+        if self.failed >= self.limit and not self.gave_up:
+            self.gave_up = (
+                f"gave up on the engine {self.engine_path}: {self.failed} positions in a row "
+                f"could not be analysed (the last: {reason}). The {self.analysed} positions "
+                "analysed before are cached. Check the engine with `site-builder doctor`, or "
+                "choose another with --engine or [analysis] engine in content/site.toml."
+            )
 
 
 def default_workers() -> int:
@@ -102,17 +137,22 @@ class LocalPool:
 
     async def _run(self, chunks: Sequence[Sequence[PositionTask]], on_chunk: OnChunk) -> PoolStats:
         stats = PoolStats()
+        streak = Streak(self.engine_path)
         queue: asyncio.Queue[Sequence[PositionTask]] = asyncio.Queue()
         for chunk in chunks:
             queue.put_nowait(chunk)
         n = min(self.workers, max(1, len(chunks)))
-        workers = [asyncio.create_task(self._worker(queue, on_chunk, stats)) for _ in range(n)]
+        workers = [
+            asyncio.create_task(self._worker(queue, on_chunk, stats, streak)) for _ in range(n)
+        ]
         try:
             await asyncio.gather(*workers)
         finally:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+        if streak.gave_up:
+            raise EngineError(streak.gave_up)
         return stats
 
     async def _worker(
@@ -120,13 +160,14 @@ class LocalPool:
         queue: asyncio.Queue[Sequence[PositionTask]],
         on_chunk: OnChunk,
         stats: PoolStats,
+        streak: Streak,
     ) -> None:
         engine = EngineHolder(self.engine_path, self.spec)
         try:
-            while not queue.empty():
+            while not queue.empty() and not streak.gave_up:
                 chunk = queue.get_nowait()
                 results = await run_chunk(
-                    engine, self.spec, chunk, self.deadline, self.max_tries, stats
+                    engine, self.spec, chunk, self.deadline, self.max_tries, stats, streak
                 )
                 on_chunk(results, len(chunk))
         finally:
@@ -140,19 +181,24 @@ async def run_chunk(
     deadline: float,
     max_tries: int,
     stats: PoolStats,
+    streak: Streak | None = None,
 ) -> dict[str, Any]:
     """Analyse a chunk on one engine; restart it after a crash or a missed deadline.
 
-    A position that fails ``max_tries`` times is recorded in ``stats.failed`` and skipped.
-    Shared by every backend (local pool, Dask workers).
+    A position that fails ``max_tries`` times, or whose answer is invalid, is recorded in
+    ``stats.failed`` and skipped. Once ``streak`` gives up, the chunk stops and what it
+    analysed so far is returned. Shared by every backend (local pool, Dask workers).
     """
+    streak = streak or Streak(engine.path)
     results: dict[str, Any] = {}
     for task in chunk:
+        if streak.gave_up:
+            break
         for attempt in range(1, max_tries + 1):
             try:
                 protocol = await engine.get()
                 out = await asyncio.wait_for(analyse_task(protocol, spec, task), deadline)
-            except (chess.engine.EngineError, TimeoutError, OSError) as exc:
+            except (chess.engine.EngineError, EngineError, TimeoutError, OSError) as exc:
                 engine.kill()
                 stats.restarts += 1
                 reason = (
@@ -161,12 +207,25 @@ async def run_chunk(
                     else f"engine failed: {exc or type(exc).__name__}"
                 )
                 if attempt == max_tries:
-                    stats.failed.append((task.position, f"{reason} ({attempt} tries)"))
+                    reason = f"{reason} ({attempt} tries)"
+                    stats.failed.append((task.position, reason))
+                    streak.failure(reason)
+                    break
                 await asyncio.sleep(min(2.0, 0.1 * 2**attempt))
                 continue
+            invalid = next(
+                (f"{r} ({key})" for key, value in out.items() if (r := invalid_reason(key, value))),
+                None,
+            )
+            if invalid is not None:  # a deterministic engine would repeat it: no retry
+                reason = f"the engine's answer is invalid: {invalid}"
+                stats.failed.append((task.position, reason))
+                streak.failure(reason)
+                break
             results.update(out)
             stats.positions += 1
             stats.searches += len(out)
             stats.engine_seconds += sum(float(v.get("time", 0.0)) for v in out.values())
+            streak.success()
             break
     return results

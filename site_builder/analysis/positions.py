@@ -9,7 +9,7 @@ import chess
 
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.engine import PositionTask
-from site_builder.analysis.spec import AnalysisSpec, move_key, position_key, pv_key
+from site_builder.analysis.spec import AnalysisSpec, position_key
 from site_builder.model import GameRecord
 
 
@@ -90,13 +90,13 @@ def missing_tasks(
     tasks: list[PositionTask] = []
     hits = 0
     for position, moves in moves_by_position.items():
-        value = cache.get(pv_key(spec, position))
+        value = cache.lookup(spec, position)
         if value is None:
             tasks.append(PositionTask(position, True, tuple(moves)))
             continue
         in_lines = {line[0] for line in value["lines"]}
         extra = tuple(
-            m for m in moves if m not in in_lines and move_key(spec, position, m) not in cache
+            m for m in moves if m not in in_lines and cache.lookup(spec, position, m) is None
         )
         if extra:
             tasks.append(PositionTask(position, False, extra))

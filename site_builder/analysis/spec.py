@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import chess
 
@@ -15,7 +18,10 @@ class AnalysisSpec:
     """Everything that changes an evaluation (METHODS.md section 0b).
 
     ``engine`` is the name and version the engine reports (``id name``), e.g.
-    ``"Stockfish 15.1"``. Exactly one of ``depth`` and ``nodes`` is non-zero.
+    ``"Stockfish 15.1"``; ``binary`` identifies the executable that answered
+    (:func:`engine_identity`), or is :data:`IMPORTED` for evaluations read from a file, so
+    another program that calls itself by the same name never shares its cache entries.
+    Exactly one of ``depth`` and ``nodes`` is non-zero.
     """
 
     engine: str
@@ -24,6 +30,7 @@ class AnalysisSpec:
     multipv: int
     hash_mb: int
     threads: int
+    binary: str = ""
 
     @property
     def limit_text(self) -> str:
@@ -39,10 +46,14 @@ class AnalysisSpec:
     @property
     def key(self) -> str:
         limit = f"d{self.depth}" if self.depth else f"n{self.nodes}"
+        engine = f"{self.engine}#{self.binary}" if self.binary else self.engine
         return (
-            f"{self.engine}|{limit}|pv{self.multipv}|hash{self.hash_mb}"
-            f"|threads{self.threads}|s{SCHEMA}"
+            f"{engine}|{limit}|pv{self.multipv}|hash{self.hash_mb}|threads{self.threads}|s{SCHEMA}"
         )
+
+    def imported(self) -> AnalysisSpec:
+        """The same settings, keyed as evaluations imported from an analysis file."""
+        return replace(self, binary=IMPORTED)
 
     def describe(self) -> str:
         if not self.knows_best_move:
@@ -51,6 +62,28 @@ class AnalysisSpec:
             f"{self.engine}, {self.limit_text}, multi-PV {self.multipv}, "
             f"Threads {self.threads}, Hash {self.hash_mb} MB"
         )
+
+
+#: ``binary`` of evaluations imported from files: the build reads them after its own.
+IMPORTED = "imported"
+
+_identities: dict[tuple[str, int, int], str] = {}
+
+
+def engine_identity(path: str) -> str:
+    """What identifies the executable at ``path``: a digest of its resolved path and bytes.
+
+    Computed once per process for each (path, modification time, size).
+    """
+    real = Path(path).resolve()
+    st = os.stat(real)
+    memo = (str(real), st.st_mtime_ns, st.st_size)
+    found = _identities.get(memo)
+    if found is None:
+        content = hashlib.sha256(real.read_bytes()).hexdigest()
+        found = hashlib.sha256(f"{real}\0{content}".encode()).hexdigest()[:16]
+        _identities[memo] = found
+    return found
 
 
 def position_key(board: chess.Board) -> str:
