@@ -547,14 +547,16 @@ class Family:
 def _stack_turns(parts: list[A], pad: float) -> A:
     """Padded turn arrays one below the other, as wide as the widest turn."""
     width = max(int(p.valid.sum(axis=1).max()) for p in parts)
-    columns: list[list[np.ndarray[Any, Any]]] = [[], [], []]
+    names = [f.name for f in dataclasses.fields(parts[0])]  # type: ignore[arg-type]
+    columns: list[list[np.ndarray[Any, Any]]] = [[] for _ in names]
     for p in parts:
-        matrix, valid, played = (getattr(p, f.name) for f in dataclasses.fields(p))  # type: ignore[arg-type]
-        extra = width - matrix.shape[1]
-        if extra > 0:
-            matrix = np.pad(matrix, ((0, 0), (0, extra)), constant_values=pad)
-            valid = np.pad(valid, ((0, 0), (0, extra)), constant_values=False)
-        columns[0].append(matrix[:, :width])
-        columns[1].append(valid[:, :width])
-        columns[2].append(played)
+        for k, name in enumerate(names):
+            a = getattr(p, name)
+            if a.ndim == 2:  # the matrix (padded with ``pad``) and per-column arrays (with 0)
+                extra = width - a.shape[1]
+                if extra > 0:
+                    fill = pad if k == 0 else 0
+                    a = np.pad(a, ((0, 0), (0, extra)), constant_values=fill)
+                a = a[:, :width]
+            columns[k].append(a)
     return type(parts[0])(*(np.concatenate(c) for c in columns))

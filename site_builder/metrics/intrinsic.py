@@ -26,6 +26,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy import optimize
 
+from site_builder.analysis.spec import board_from_key
 from site_builder.config import IntrinsicSection
 from site_builder.metrics.moves import candidate_scores
 
@@ -64,17 +65,30 @@ def scaled_error(e0: FloatArray | float, ei: FloatArray | float) -> FloatArray:
 @dataclass(frozen=True)
 class Spreads:
     """Turns as padded arrays: ``delta[t, i]`` is the i-th smallest scaled error (pawns) of
-    turn t, ``valid`` marks real entries, ``played[t]`` the played move's column."""
+    turn t, ``valid`` marks real entries, ``played[t]`` the played move's column and
+    ``count[t, i]`` how many legal moves column i stands for: 1 for a listed move, more for a
+    column of the censored tail (the unlisted moves, :func:`censored_tail`), 0 for padding.
+    Without ``count`` every valid column is one move."""
 
     delta: FloatArray
     valid: BoolArray
     played: IntArray
+    count: FloatArray | None = None
+
+    def __post_init__(self) -> None:
+        if self.count is None:
+            object.__setattr__(self, "count", self.valid.astype(float))
 
     def __len__(self) -> int:
         return int(self.played.shape[0])
 
+    @property
+    def counts(self) -> FloatArray:
+        assert self.count is not None
+        return self.count
+
     def take(self, index: IntArray | BoolArray) -> Spreads:
-        return Spreads(self.delta[index], self.valid[index], self.played[index])
+        return Spreads(self.delta[index], self.valid[index], self.played[index], self.counts[index])
 
     @property
     def delta_played(self) -> FloatArray:
@@ -104,9 +118,17 @@ def spreads_from_scores(
 
 
 def spreads_from_matrix(
-    e: FloatArray, played: Sequence[int] | IntArray, tie_penalty: float
+    e: FloatArray,
+    played: Sequence[int] | IntArray,
+    tie_penalty: float,
+    listed: IntArray | None = None,
+    unseen: IntArray | None = None,
 ) -> Spreads:
-    """:func:`spreads_from_scores` of the scores as a matrix (NaN after a turn's last)."""
+    """:func:`spreads_from_scores` of the scores as a matrix (NaN after a turn's last).
+
+    With ``listed`` (the engine lines among a turn's columns: the first ``listed[t]``) and
+    ``unseen`` (its legal moves in no column), the unseen moves are added as the turn's
+    censored tail (:func:`censored_tail`)."""
     n = len(e)
     valid = ~np.isnan(e)
     e0 = e[:, :1]
@@ -114,15 +136,56 @@ def spreads_from_matrix(
     ties[:, 0] = False
     e = np.where(ties, e0 - tie_penalty, e)
     delta = np.where(valid, scaled_error(e0, np.nan_to_num(e)), np.inf)
+    count = valid.astype(float)
+    if listed is not None and unseen is not None:
+        cols = np.arange(delta.shape[1])[None, :]
+        last = np.where(cols < listed[:, None], np.where(valid, delta, 0.0), 0.0).max(axis=1)
+        tail_delta, tail_count = censored_tail(last, listed, unseen)
+        delta = np.concatenate([delta, tail_delta], axis=1)
+        count = np.concatenate([count, tail_count], axis=1)
+        valid = count > 0
     order = np.argsort(delta, axis=1, kind="stable")
     rank_of = np.argsort(order, axis=1, kind="stable")
     played_arr = np.asarray(played, dtype=np.int64)
     new_played = rank_of[np.arange(n), played_arr].astype(np.int64)
-    return Spreads(
+    sp = Spreads(
         np.take_along_axis(delta, order, axis=1),
         np.take_along_axis(valid, order, axis=1),
         new_played,
+        np.take_along_axis(count, order, axis=1),
     )
+    width = max(int(sp.valid.sum(axis=1).max()), 1) if n else 1
+    return Spreads(sp.delta[:, :width], sp.valid[:, :width], sp.played, sp.counts[:, :width])
+
+
+#: A censored tail is drawn as columns of 1, 2, 4, … consecutive unseen moves, at most this
+#: many (the last takes all the moves past 2^(TAIL_COLUMNS − 1) − 1).
+TAIL_COLUMNS = 7
+#: Smallest spacing of the extrapolated tail (pawns), for turns whose listed lines all tie.
+TAIL_MIN_GAP = 0.01
+
+
+def censored_tail(
+    last: FloatArray, listed: IntArray, unseen: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """Columns (scaled errors, move counts) standing for each turn's ``unseen`` legal moves.
+
+    They are censored: each is at least as bad as the last listed line (``last`` = δ_K, with
+    K = ``listed``). The treatment extends the turn's own spread past line K at its mean
+    spacing: the j-th unseen move gets ``δ_K + j·g`` with ``g = δ_K/(K − 1)`` (the listed
+    lines span 0 … δ_K in K − 1 steps; at least ``TAIL_MIN_GAP``). Moves j = 1, 2–3, 4–7, …
+    share a column at their mean δ, weighted by their number, so the tail costs a few columns.
+    """
+    n = len(last)
+    gap = np.maximum(last / np.maximum(listed - 1, 1), TAIL_MIN_GAP)
+    first = 2 ** np.arange(TAIL_COLUMNS)  # 1, 2, 4, ...
+    end = np.minimum(2 * first[None, :] - 1, unseen[:, None])  # the last j of each column
+    end[:, -1] = unseen  # the last column takes every move past it
+    count = np.maximum(end - first[None, :] + 1, 0).astype(float)
+    mean_j = (first[None, :] + end) / 2
+    delta = np.where(count > 0, last[:, None] + gap[:, None] * mean_j, np.inf)
+    keep = int((count > 0).any(axis=0).sum()) if n else 0
+    return np.asarray(delta[:, :keep], dtype=float), np.asarray(count[:, :keep], dtype=float)
 
 
 TURN_COLUMNS = ["game_id", "player", "white", "player_elo", "opponent_elo", "months", "year"]
@@ -143,14 +206,25 @@ def select_turns(moves: pd.DataFrame, cfg: IntrinsicSection) -> pd.DataFrame:
     return moves[keep]
 
 
+def legal_moves(positions: pd.Series) -> IntArray:
+    """Legal moves of each turn's position (from its cache key; 0 when it has none)."""
+    return np.array(
+        [board_from_key(key).legal_moves.count() if key else 0 for key in positions.tolist()],
+        dtype=np.int64,
+    )
+
+
 def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spreads, pd.DataFrame]:
     """Spreads of the selected turns (top ``lines`` lines; the played move appended when it is
     outside them) and their meta data (``TURN_COLUMNS``, one row per turn, same order)."""
     sel = select_turns(moves, cfg)
     scores, played = candidate_scores(sel, cfg.lines)
-    spreads = spreads_from_matrix(scores, played, cfg.tie_penalty_pawns)
+    listed = np.minimum(sel["line_scores"].map(len).to_numpy(dtype=np.int64), cfg.lines)
+    outside = (played >= listed).astype(np.int64)
+    unseen = np.maximum(legal_moves(sel["position"]) - listed - outside, 0)
+    spreads = spreads_from_matrix(scores, played, cfg.tie_penalty_pawns, listed, unseen)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
-    meta["outside"] = (played >= cfg.lines).tolist()
+    meta["outside"] = (outside > 0).tolist()
     return spreads, meta
 
 
@@ -163,14 +237,16 @@ def proxies(delta: FloatArray, s: float, c: float) -> FloatArray:
 
 
 def probabilities(sp: Spreads, s: float, c: float) -> FloatArray:
-    """``p_i = p0^(1/y_i)`` with ``Σ_i p_i = 1`` for every turn (padding gets 0)."""
+    """``p_i = p0^(1/y_i)`` with ``Σ_i p_i = 1`` over every legal move of each turn (a column
+    standing for k moves gets k·p_i; padding gets 0)."""
     return solve_probabilities(sp, s, c)[0]
 
 
 def solve_probabilities(
     sp: Spreads, s: float, c: float, v0: FloatArray | None = None
 ) -> tuple[FloatArray, FloatArray]:
-    """Probabilities and ``v = ln(−ln p0)`` per turn.
+    """Probabilities (of each column: a tail column's is the total of the moves it stands
+    for) and ``v = ln(−ln p0)`` per turn.
 
     With ``z_i = (δ_i/s)^c`` (so ``1/y_i = e^z_i``) and ``p0 = exp(−e^v)``, ``v`` solves
     ``h(v) = ln Σ_i exp(−e^(v + z_i)) = 0``; ``h`` falls from ``ln n`` (v → −∞) to at most 0
@@ -179,18 +255,19 @@ def solve_probabilities(
     when all ``y_i`` are equal), until ``|h| < 1e-12``.
     """
     z = np.where(sp.valid, np.minimum((sp.delta / s) ** c, _Z_MAX), _Z_MAX)
-    n = sp.valid.sum(axis=1).astype(float)
+    m = sp.counts
+    n = m.sum(axis=1)
     lo = np.full(len(n), -60.0)
     hi = np.log(np.log(np.maximum(n, 2.0)))
     if v0 is None:
-        y_sum = np.where(sp.valid, np.exp(-z), 0.0).sum(axis=1)
-        v0 = np.log(np.maximum(np.log(y_sum), 1e-26))
+        y_sum = (m * np.exp(-z)).sum(axis=1)
+        v0 = np.log(np.maximum(np.log(np.maximum(y_sum, 1.0)), 1e-26))
     v = np.clip(v0, lo, hi)
     rows = np.arange(len(n))
     for _ in range(200):
         # Padding has z = 700, so e ≥ e^640 and its weight exp(−e) is exactly 0.
         e = np.exp(np.minimum(v[rows, None] + z[rows], _Z_MAX))
-        w = np.exp(-e)
+        w = m[rows] * np.exp(-e)
         total = w.sum(axis=1)
         h = np.log(total)
         slope = -(w * e).sum(axis=1) / total
@@ -204,7 +281,7 @@ def solve_probabilities(
         rows = rows[(np.abs(h) >= 1e-12) & (hi_r - lo_r > 1e-14)]
         if len(rows) == 0:
             break
-    p = np.exp(-np.exp(np.minimum(v[:, None] + z, _Z_MAX)))
+    p = m * np.exp(-np.exp(np.minimum(v[:, None] + z, _Z_MAX)))
     return np.asarray(p / p.sum(axis=1, keepdims=True), dtype=float), v
 
 
@@ -766,7 +843,7 @@ def simulate(sp: Spreads, s: float, c: float, rng: np.random.Generator) -> Sprea
     u = rng.random(len(sp))
     choice = (np.cumsum(p, axis=1) < u[:, None]).sum(axis=1)
     choice = np.minimum(choice, sp.valid.sum(axis=1) - 1)
-    return Spreads(sp.delta, sp.valid, choice.astype(np.int64))
+    return Spreads(sp.delta, sp.valid, choice.astype(np.int64), sp.counts)
 
 
 #: Regan & Haworth (2011), 2006–2009, Rybka 3 depth 13: Elo, s, c, cfit, sfit, mm_p, mm_a,
