@@ -279,9 +279,9 @@ class IntrinsicSection:
     milepost_step: int = 100
     milepost_min: int = 2000
     milepost_max: int = 2800
-    #: Both players within ± this of a milepost. The seed uses 20; the demo's calibration
-    #: set was selected with 75 (content/games/calibration/SOURCE.txt).
-    milepost_width: int = 75
+    #: Both players within ± this of a milepost: 20 as METHODS.md and the seed. The demo's
+    #: content/site.toml sets 75, the band its calibration set was selected with.
+    milepost_width: int = 20
     #: Glob patterns (relative to the games folder) of the files whose rated games make the
     #: Elo calibration: the intrinsic buckets and the Bayesian Elo groups. Empty: every rated
     #: game (METHODS.md). A fixed set keeps the scale still when tournaments are added.
@@ -324,10 +324,14 @@ class BayesianSection:
     fine_step: float = 0.001
     #: Adaptive grid: keep the points whose log posterior is within this of the maximum.
     narrow_log: float = 20.0
-    #: Elo groups: both players within ± this of a milepost of [intrinsic] (the seed: 10).
-    group_width: int = 75
+    #: Elo groups: both players within ± this of a milepost of [intrinsic]: 10 as METHODS.md
+    #: and the seed (the demo's content/site.toml sets 75).
+    group_width: int = 10
     #: Turns a player or player-year needs to be listed.
     min_turns: int = 100
+    #: Turns a game side needs to count in the winners / losers / drawers table: shorter
+    #: sides' posteriors stay near the middle of the flat prior (not in METHODS.md).
+    side_min_turns: int = 20
     #: Turns an Elo group needs to enter the Elo mapping.
     group_min_turns: int = 500
     window_months: int = 24
@@ -467,6 +471,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("bayesian", "narrow_log"): (1, 1000),
     ("bayesian", "group_width"): (0, 500),
     ("bayesian", "min_turns"): (1, 10**8),
+    ("bayesian", "side_min_turns"): (1, 10**8),
     ("bayesian", "group_min_turns"): (1, 10**8),
     ("bayesian", "window_months"): (1, 1200),
 }

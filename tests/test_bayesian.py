@@ -201,3 +201,110 @@ def test_map_puts_the_skill_and_its_region_on_the_elo_line() -> None:
     empty = pd.DataFrame(columns=["c", "c_lo", "c_hi"])
     bayesian_pages._map(empty, Line(1000.0, 1000.0, 3))
     assert {"skill_elo", "skill_elo_lo", "skill_elo_hi"} <= set(empty.columns)
+
+
+def test_band_defaults_are_the_specification_and_the_demo_widens_them() -> None:
+    """Issue 18 item 4: METHODS.md section 4 puts both players within ±20 of a milepost,
+    section 5 within ±10; the demo's wider bands live in content/site.toml, not in code."""
+    from pathlib import Path
+
+    from site_builder.config import IntrinsicSection, load_settings
+
+    assert IntrinsicSection().milepost_width == 20
+    assert BayesianSection().group_width == 10
+    demo = load_settings(Path(__file__).parent.parent / "content")
+    assert demo.intrinsic.milepost_width == 75 and demo.bayesian.group_width == 75
+
+
+def _two_candidates(n_best: int, n_second: int, n_outside: int) -> tuple[B.Candidates, np.ndarray]:
+    """Turns with the best move at 0 and a second line at −1 pawn; the played move is the
+    best (``n_best`` turns), the second (``n_second``) or a move outside the lines at −3 pawns
+    (``n_outside``, added as a third candidate)."""
+    rows = [[0.0, -1.0]] * (n_best + n_second) + [[0.0, -1.0, -3.0]] * n_outside
+    played = [0] * n_best + [1] * n_second + [2] * n_outside
+    outside = np.array([False] * (n_best + n_second) + [True] * n_outside)
+    return B.candidates_from_scores(rows, played, 0.1), outside
+
+
+def test_top_shift_leaves_out_the_turns_outside_the_lines() -> None:
+    """Issue 18 item 2: c̄ of a group with and without the turns whose played move is outside
+    the top mv, on a constructed example checked against a brute-force posterior."""
+    cfg = BayesianSection()
+    cand, outside = _two_candidates(60, 20, 10)
+    top = B.top_shift(cand, outside, cfg)
+    assert (top.turns, top.outside) == (90, 10)
+
+    def brute_mean(c: B.Candidates) -> float:
+        grid, w = _brute_force(c, 0.0005)
+        return float((w * grid).sum())
+
+    assert top.c_all == pytest.approx(brute_mean(cand), abs=2e-4)
+    inside = cand.take(np.flatnonzero(~outside))
+    assert top.c_top == pytest.approx(brute_mean(inside), abs=2e-4)
+    # Two candidates only: the best is chosen with probability 1/(1 + 11^−c), so 60 best in 80
+    # puts the mode at ln 3 / ln 11; the flat prior moves the mean by less than one σ.
+    assert top.c_top == pytest.approx(math.log(3) / math.log(11), abs=0.05)
+    # the left-out turns are blunders: without them the skill is higher
+    assert top.shift == pytest.approx(top.c_top - top.c_all) and top.shift > 0.1
+    none = B.top_shift(*_two_candidates(60, 20, 0), cfg)
+    assert none.outside == 0 and none.shift == 0.0
+
+
+def test_turns_mark_the_played_move_outside_the_lines(small_site) -> None:  # type: ignore[no-untyped-def]
+    cfg = BayesianSection()
+    cand, meta = B.turns_from_moves(small_site.moves, cfg)
+    outside = meta[B.OUTSIDE].to_numpy(dtype=bool)
+    assert 0 < outside.sum() < len(outside)
+    # an outside move is the extra candidate after the lines
+    widths = cand.valid.sum(axis=1)
+    assert np.array_equal(cand.played[outside], widths[outside] - 1)
+    narrow = dataclasses.replace(cfg, lines=3)
+    _, meta3 = B.turns_from_moves(small_site.moves, narrow)
+    assert meta3[B.OUTSIDE].sum() > outside.sum()
+
+
+def test_outcome_table_leaves_out_short_sides_and_counts_them() -> None:
+    c = [1.0, 1.2, 2.5, 1.4, 0.8, 1.1, 2.4]
+    score = [1, 1, 1, 0.5, 0, 0, 0]
+    turns = [30, 25, 3, 40, 22, 28, 5]
+    by = {r.label: r for r in B.outcome_table(c, score, turns, 20)}
+    assert (by["winners"].sides, by["winners"].short) == (2, 1)
+    assert by["winners"].mean == pytest.approx(1.1)
+    assert (by["losers"].sides, by["losers"].short) == (2, 1)
+    assert by["losers"].mean == pytest.approx(0.95)
+    assert (by["drawers"].sides, by["drawers"].short) == (1, 0)
+
+
+def test_table_iii_is_per_elo_group_with_the_bayesian_band(small_site) -> None:  # type: ignore[no-untyped-def]
+    """Issue 18 item 3: no row pools the Elo groups; each cell counts its sides, leaves out
+    those under side_min_turns, and the label names the Bayesian band (not the intrinsic)."""
+    s = small_site.settings
+    settings = dataclasses.replace(
+        s,
+        intrinsic=dataclasses.replace(
+            s.intrinsic, milepost_min=2600, milepost_max=2850, milepost_step=50, milepost_width=20
+        ),
+        bayesian=dataclasses.replace(s.bayesian, group_width=40, side_min_turns=25),
+    )
+    site = dataclasses.replace(small_site, settings=settings, results={})
+    res = bayesian_pages.compute(site)
+    assert res.outcomes
+    scopes = {r["scope"] for r in res.outcomes}
+    used = res.groups[res.groups["turns"] > 0]["milepost"].tolist()
+    assert scopes == {f"E{m} (±40)" for m in used}
+    sides = res.sides[res.sides["score"].notna()]
+    counted = sum(r["sides"] for r in res.outcomes)
+    short = sum(r["short"] for r in res.outcomes)
+    assert short > 0 and counted > 0
+    # every counted side is long enough, and each group's cells add up to its scored sides
+    in_groups = counted + short
+    assert in_groups <= len(sides)
+    for m in used:
+        cells = [r for r in res.outcomes if r["milepost"] == m]
+        assert [r["set"] for r in cells] == ["losers", "winners", "drawers"]
+    long_sides = sides[sides["turns"] >= 25]
+    assert counted <= len(long_sides)
+    # the c̄ shift of each group with turns is computed
+    assert (used_rows := res.groups[res.groups["turns"] > 0]).shape[0] == len(used)
+    assert used_rows["c_top"].notna().all()
+    assert (used_rows["shift"] == used_rows["c_top"] - used_rows["c"]).all()

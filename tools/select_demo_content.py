@@ -51,8 +51,8 @@ MIN_PREVIOUS_YEAR = 10
 CALIBRATION_MILEPOSTS = tuple(range(2000, 2900, 100))
 #: Both Elo tags within this band around a milepost, their mean nearest to it (the
 #: seed's band, SEED_WINDOW, is too narrow for the demo data: 29 games in all; ±50
-#: still leaves 2000 and 2100 with under 20 games each). The default of the site's
-#: ``[intrinsic] milepost_width`` is the same band.
+#: still leaves 2000 and 2100 with under 20 games each). The demo's content/site.toml sets
+#: ``[intrinsic] milepost_width`` to the same band (the default is the seed's).
 CALIBRATION_WINDOW = 75
 SEED_WINDOW = 20
 CALIBRATION_CAP = 60
@@ -1106,9 +1106,10 @@ def calibration_source_text(
             f"     same milepost M in {CALIBRATION_MILEPOSTS[0]}, {CALIBRATION_MILEPOSTS[1]}, ...,",
             f"     {CALIBRATION_MILEPOSTS[-1]} (the nearest to their mean when two qualify). The",
             f"     seed (Regan & Haworth) uses ±{SEED_WINDOW}; the site's [intrinsic]",
-            "     milepost_width option sets the band the calibration uses (default",
-            f"     {CALIBRATION_WINDOW}, as here), and milepost_width = {SEED_WINDOW} applies the",
-            "     seed's band to these games;",
+            "     milepost_width option sets the band the calibration uses (the demo's",
+            f"     site.toml sets {CALIBRATION_WINDOW}, as here; the default, {SEED_WINDOW}, "
+            "applies the",
+            "     seed's band to these games);",
             "  3. games whose Elo tag is demonstrably wrong are skipped: a player found (exact",
             "     spelling or variant) in the scid spelling file",
             f"     shared/data/{SSP_FILE}",

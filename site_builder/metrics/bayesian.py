@@ -77,13 +77,16 @@ def candidates_from_matrix(v: FloatArray, played: Sequence[int] | IntArray, k: f
 
 
 TURN_COLUMNS = ["game_id", "player", "white", "player_elo", "opponent_elo", "months", "year"]
+#: Turn column: the played move is outside the engine's top ``lines`` (it was added to them).
+OUTSIDE = "outside"
 
 
 def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candidates, pd.DataFrame]:
     """Turns from full move ``first_move`` on, not forced, not repetitions; candidates are the
-    top ``lines`` lines, plus the played move when it is not among them."""
+    top ``lines`` lines, plus the played move when it is not among them (column ``outside``)."""
     if moves.empty:
-        return candidates_from_scores([], [], cfg.k_pawns), pd.DataFrame(columns=TURN_COLUMNS)
+        empty = pd.DataFrame(columns=[*TURN_COLUMNS, OUTSIDE])
+        return candidates_from_scores([], [], cfg.k_pawns), empty
     keep = (
         (moves["move_number"] >= cfg.first_move)
         & ~moves["forced"].astype(bool)
@@ -94,6 +97,9 @@ def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candida
     scores, played = candidate_scores(sel, cfg.lines)
     cand = candidates_from_matrix(scores, played, cfg.k_pawns)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
+    shown = np.minimum(sel["line_scores"].map(len).to_numpy(dtype=np.int64), cfg.lines)
+    rank = sel["played_rank"].to_numpy(dtype=np.int64)
+    meta[OUTSIDE] = ~((rank >= 1) & (rank <= shown))
     return cand, meta
 
 
@@ -199,28 +205,64 @@ def simulate(cand: Candidates, c: float, rng: np.random.Generator) -> Candidates
 
 
 @dataclass(frozen=True)
+class TopShift:
+    """How c̄ of a set of turns moves when the turns whose played move is outside the
+    engine's top ``mv`` lines (the model adds it as an extra candidate) are left out."""
+
+    turns: int
+    outside: int  #: turns whose played move is outside the top lines
+    c_all: float  #: c̄ of all the turns (the published figure)
+    c_top: float  #: c̄ of the turns whose played move is among the top lines
+
+    @property
+    def shift(self) -> float:
+        return self.c_top - self.c_all
+
+
+def top_shift(cand: Candidates, outside: BoolArray, cfg: BayesianSection) -> TopShift:
+    """:class:`TopShift` of the turns ``cand`` (``outside`` marks the turns to leave out)."""
+    outside = np.asarray(outside, dtype=bool)
+    inside = np.flatnonzero(~outside)
+    nan = float("nan")
+    c_all = posterior(cand, cfg).mean if len(cand) else nan
+    c_top = posterior(cand.take(inside), cfg).mean if len(inside) else nan
+    return TopShift(len(cand), int(outside.sum()), c_all, c_top)
+
+
+@dataclass(frozen=True)
 class OutcomeRow:
     """The seed's Table III: per-game-side apparent skill c̄ by the side's result."""
 
     label: str  #: "winners", "losers", "drawers"
-    sides: int
+    sides: int  #: game sides counted (at least ``min_turns`` turns)
     mean: float  #: mean of the game sides' c̄
     sd: float  #: standard deviation of the game sides' c̄
+    short: int = 0  #: game sides of the set left out for having fewer turns
 
 
-def outcome_table(c_bar: Sequence[float], score: Sequence[float]) -> list[OutcomeRow]:
-    """Winners (score 1), losers (0) and drawers (½) of the given game sides."""
+def outcome_table(
+    c_bar: Sequence[float],
+    score: Sequence[float],
+    turns: Sequence[int] | None = None,
+    min_turns: int = 1,
+) -> list[OutcomeRow]:
+    """Winners (score 1), losers (0) and drawers (½) of the given game sides; a side with
+    fewer than ``min_turns`` turns is left out (counted in ``short``)."""
     c = np.asarray(c_bar, dtype=float)
     s = np.asarray(score, dtype=float)
+    n = np.asarray(turns if turns is not None else np.full(len(c), min_turns), dtype=np.int64)
+    long = n >= min_turns
     rows = []
     for label, value in (("losers", 0.0), ("winners", 1.0), ("drawers", 0.5)):
-        sel = c[np.isclose(s, value)]
+        in_set = np.isclose(s, value)
+        sel = c[in_set & long]
         rows.append(
             OutcomeRow(
                 label,
                 len(sel),
                 float(sel.mean()) if len(sel) else float("nan"),
                 float(sel.std(ddof=1)) if len(sel) > 1 else float("nan"),
+                int((in_set & ~long).sum()),
             )
         )
     return rows

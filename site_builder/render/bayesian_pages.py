@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from site_builder.config import BayesianSection
 from site_builder.metrics import bayesian, intrinsic
 from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
@@ -45,7 +46,20 @@ LIST_COLUMNS = [
     "window_from",
     "window_to",
 ]
-GROUP_COLUMNS = ["milepost", "games", "turns", "mean_elo", "c", "sd", "c_lo", "c_hi", "status"]
+GROUP_COLUMNS = [
+    "milepost",
+    "games",
+    "turns",
+    "mean_elo",
+    "c",
+    "sd",
+    "c_lo",
+    "c_hi",
+    "status",
+    "outside",
+    "c_top",
+    "shift",
+]
 
 # The documented columns of the downloads (the legends beside the tables).
 _C = Column("c", "c̄", "apparent skill: the posterior mean of c (higher is better)", True)
@@ -97,11 +111,26 @@ GROUP_DOWNLOAD = (
     Column("c_lo", "CR min", "2.5% quantile of the posterior of c (the credible region)", True),
     Column("c_hi", "CR max", "97.5% quantile of the posterior of c", True),
     Column("status", "Note", "empty, or why the group is not used by the Elo mapping"),
+    Column("outside", "Outside top mv", "turns whose played move is outside the top lines", True),
+    Column(
+        "c_top", "c̄ without them", "c̄ of the group's other turns (played move in the top)", True
+    ),
+    Column("shift", "Shift", "c̄ without those turns minus c̄ with them", True),
+)
+TOP_SHIFT_DOWNLOAD = (
+    Column("milepost", "Group", "the Elo milepost of the group", True),
+    Column("turns", "Turns", "counted turns of the group", True),
+    Column("outside", "Outside top mv", "turns whose played move is outside the top lines", True),
+    Column("c", "c̄", "c̄ of all the group's turns (the published figure)", True),
+    Column("c_top", "c̄ without them", "c̄ of the group's other turns", True),
+    Column("shift", "Shift", "c̄ without those turns minus c̄ with them", True),
 )
 OUTCOME_DOWNLOAD = (
-    Column("scope", "Games", "all analysed games, or one Elo group"),
-    Column("set", "Set", "the game sides counted: winners, losers, drawers, or all"),
-    Column("sides", "Sides", "game sides (one player in one game) in the set", True),
+    Column("scope", "Group", "the Elo group and the band it was built with (±Elo)"),
+    Column("milepost", "Milepost", "the group's Elo milepost", True),
+    Column("set", "Set", "the game sides counted: winners, losers or drawers"),
+    Column("sides", "Sides", "game sides (one player in one game) in the cell", True),
+    Column("short", "Left out", "sides of the set with fewer turns than the minimum", True),
     Column("mean", "mean c̄", "mean of the sides' apparent skill c̄", True),
     Column("sd", "σ of c̄", "standard deviation of the sides' c̄", True),
 )
@@ -125,7 +154,7 @@ class BayesianResult:
     mapping_status: str
     players: pd.DataFrame
     years: pd.DataFrame
-    outcomes: list[dict[str, Any]]  #: Table III rows: scope, label, sides, mean, sd
+    outcomes: list[dict[str, Any]]  #: Table III rows per Elo group: scope, set, sides, …
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -157,7 +186,6 @@ def _score(game: GameRecord, player: str) -> float | None:
 
 def compute(site: SiteData) -> BayesianResult:
     cfg = site.settings.bayesian
-    icfg = site.settings.intrinsic
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
     moves = site.classical_moves
@@ -204,7 +232,7 @@ def compute(site: SiteData) -> BayesianResult:
     players = _players(cand, index, units, site, settings_key)
     years = _years(cand, index, units, site, settings_key)
     seconds["players"] = time.perf_counter() - clock
-    outcomes = _outcomes(sides, which, meta, icfg.milepost_width, groups)
+    outcomes = _outcomes(sides, which, meta, cfg, groups)
     for frame in (players, years):
         _map(frame, elo_line)
     return BayesianResult(
@@ -400,9 +428,14 @@ def _groups(
         }
         if len(idx) == 0:
             row["status"] = "n/a: no game in this group"
+            row.update(outside=0, c_top=float("nan"), shift=float("nan"))
         else:
             p = bayesian.posterior(cand.take(idx), cfg, keep_curve=True)
             row.update(c=p.mean, sd=p.sd, c_lo=p.lo, c_hi=p.hi)
+            top = bayesian.top_shift(
+                cand.take(idx), meta[bayesian.OUTSIDE].to_numpy(dtype=bool)[idx], cfg
+            )
+            row.update(outside=top.outside, c_top=top.c_top, shift=top.shift)
             if len(idx) < cfg.group_min_turns:
                 row["status"] = (
                     f"{len(idx)} turns: below the {cfg.group_min_turns} the Elo mapping needs"
@@ -444,13 +477,14 @@ def _outcomes(
     sides: pd.DataFrame,
     which: np.ndarray[Any, Any],
     meta: pd.DataFrame,
-    width: int,
+    cfg: BayesianSection,
     groups: pd.DataFrame,
 ) -> list[dict[str, Any]]:
-    """The seed's Table III on all game sides, then per Elo group."""
+    """The seed's Table III per Elo group (as its E2400): the game sides of the group's games
+    with at least ``side_min_turns`` turns."""
     out: list[dict[str, Any]] = []
     scored = sides[sides["score"].notna()]
-    scopes: list[tuple[str, pd.DataFrame]] = [("all analysed games", scored)]
+    scopes: list[tuple[int, pd.DataFrame]] = []
     side_group = (
         pd.DataFrame({"game_id": meta["game_id"], "player": meta["player"], "m": which})
         .groupby(["game_id", "player"], sort=True)["m"]
@@ -460,19 +494,42 @@ def _outcomes(
     for m in groups["milepost"]:
         sel = keyed[keyed["m"] == m]
         if len(sel):
-            scopes.append((f"Elo group {m} (±{width})", sel))
-    for scope, frame in scopes:
-        for row in bayesian.outcome_table(frame["c"].tolist(), frame["score"].tolist()):
+            scopes.append((int(m), sel))
+    for m, frame in scopes:
+        table = bayesian.outcome_table(
+            frame["c"].tolist(),
+            frame["score"].tolist(),
+            frame["turns"].tolist(),
+            cfg.side_min_turns,
+        )
+        for row in table:
             out.append(
                 {
-                    "scope": scope,
+                    "scope": group_label(m, cfg.group_width),
+                    "milepost": m,
                     "set": row.label,
                     "sides": row.sides,
+                    "short": row.short,
                     "mean": row.mean,
                     "sd": row.sd,
                 }
             )
     return out
+
+
+def group_label(milepost: int, width: int) -> str:
+    """An Elo group's name with the band it was built with: "E2400 (±10)"."""
+    return f"E{milepost} (±{width})"
+
+
+def top_shift_rows(res: BayesianResult) -> list[dict[str, Any]]:
+    """Per Elo group with turns: c̄ with and without the turns whose played move is outside
+    the top ``mv`` lines (for the methodology page)."""
+    if res.status or res.groups.empty:
+        return []
+    used = res.groups[res.groups["turns"] > 0]
+    cols = ["milepost", "turns", "outside", "c", "c_top", "shift"]
+    return records(used[cols])
 
 
 # --------------------------------------------------------------------------- pages
@@ -559,6 +616,10 @@ def pages(site: SiteData) -> list[Page]:
         for r in bayesian.SEED_TABLE_II
     ]
     seed3 = [dict(zip(["set", "n", "mean", "sd"], r, strict=True)) for r in bayesian.SEED_TABLE_III]
+    # For the methodology page (core pages come last); set here, as compute may be memoised.
+    shift_rows = top_shift_rows(res)
+    shift_dl, shift_files = download_pages("data/skill-top-shift", shift_rows, TOP_SHIFT_DOWNLOAD)
+    site.facts["bayesian_top_shift"] = {"rows": shift_rows, "downloads": shift_dl}
     ctx = {
         "title": "Bayesian skill",
         "res": res,
@@ -593,6 +654,7 @@ def pages(site: SiteData) -> list[Page]:
         *skill_files,
         *groups_files,
         *outcomes_files,
+        *shift_files,
     ]
     return out
 
