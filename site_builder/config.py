@@ -213,8 +213,9 @@ class ConformanceSection:
     gain_kind: str = "raw"
     markov_min_row: int = 20
     markov_mirror_black: bool = False
-    markov_max_pairs: int = 200
-    markov_tolerance: float = 1e-10
+    #: Pseudo-counts of the all-players row given to an extreme row (≤ −200 or ≥ +200 cp)
+    #: whose moves never left the class, so that the chain has one closed class.
+    markov_exit_pseudo: float = 2.0
     #: Moves (turns) a player-year needs to enter comparisons.
     min_moves: int = 200
     #: Title matches: games in these folders (relative to the games folder) …
@@ -377,8 +378,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("conformance", "b_pawns"): (0, 100),
     ("conformance", "tanh_a"): (0.001, 100),
     ("conformance", "markov_min_row"): (0, 100000),
-    ("conformance", "markov_max_pairs"): (1, 100000),
-    ("conformance", "markov_tolerance"): (0, 1),
+    ("conformance", "markov_exit_pseudo"): (0, 100000),
     ("conformance", "min_moves"): (1, 10**7),
     ("conformance", "forfeit_max_plies"): (0, 20),
     ("analysis", "depth"): (0, 60),

@@ -45,75 +45,134 @@ def test_classes_are_mirror_images() -> None:
     assert (markov.class_of(cps) == 18 - markov.class_of(-cps)).all()
 
 
-def _three_state(a: float, c: float) -> tuple[np.ndarray, np.ndarray]:
-    """Loss / draw / win. White slips to a loss with probability a, Black to a White win with c."""
-    white = np.array([[1, 0, 0], [a, 1 - a, 0], [0, 0, 1]], dtype=float)
-    black = np.array([[1, 0, 0], [0, 1 - c, c], [0, 0, 1]], dtype=float)
+def _three_state(a: float, c: float, u: float, v: float) -> tuple[np.ndarray, np.ndarray]:
+    """Loss / draw / win. White slips from a draw to a loss with probability a and from a win
+    to a draw with u; Black slips from a draw to a White win with c and from a loss (a won
+    position for Black) to a draw with v."""
+    white = np.array([[1, 0, 0], [a, 1 - a, 0], [0, u, 1 - u]], dtype=float)
+    black = np.array([[1 - v, v, 0], [0, 1 - c, c], [0, 0, 1]], dtype=float)
     return white, black
 
 
-@settings(max_examples=40, deadline=None)
-@given(a=st.floats(0.02, 0.9), c=st.floats(0.02, 0.9))
-def test_absorbing_chain_limit_in_closed_form(a: float, c: float) -> None:
-    white, black = _three_state(a, c)
-    lim = markov.game(np.array([0.0, 1.0, 0.0]), white, black, max_pairs=5000, tol=1e-15)
-    # per move pair: loss a, win (1 − a)c, stay (1 − a)(1 − c); absorbed in proportion
-    win = (1 - a) * c / (a + (1 - a) * c)
-    assert lim.converged
-    assert lim.win == pytest.approx(win, abs=1e-10)
-    assert lim.loss == pytest.approx(1 - win, abs=1e-10)
-    assert lim.draw == pytest.approx(0.0, abs=1e-10)
-    assert lim.score == pytest.approx(win, abs=1e-10)
-
-
-def test_chain_cut_short_leaves_draws() -> None:
-    white, black = _three_state(0.1, 0.1)
-    lim = markov.game(np.array([0.0, 1.0, 0.0]), white, black, max_pairs=1, tol=0.0)
-    # one pair: loss 0.1, win 0.9·0.1, still undecided 0.81 → a draw
-    assert not lim.converged and lim.pairs == 1
-    assert lim.vector.tolist() == pytest.approx([0.1, 0.81, 0.09])
-    assert lim.score == pytest.approx(0.09 + 0.5 * 0.81)
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.floats(0.01, 0.9),
+    c=st.floats(0.01, 0.9),
+    u=st.floats(1e-4, 0.9),
+    v=st.floats(1e-4, 0.9),
+)
+def test_stationary_vector_in_closed_form(a: float, c: float, u: float, v: float) -> None:
+    white, black = _three_state(a, c, u, v)
+    # M = W·B is tridiagonal (a birth-death chain), so detailed balance gives π:
+    # π_L·v = π_D·a(1 − v) and π_D·(1 − a)c = π_W·u(1 − c)
+    loss, win = a * (1 - v) / v, (1 - a) * c / (u * (1 - c))
+    expected = np.array([loss, 1.0, win]) / (loss + 1.0 + win)
+    lim = markov.game(white, black)
+    assert lim.ok and lim.reason == ""
+    assert lim.vector.tolist() == pytest.approx(expected.tolist(), rel=1e-9, abs=1e-12)
+    assert (lim.loss, lim.draw, lim.win) == pytest.approx(tuple(expected), rel=1e-9, abs=1e-12)
+    assert lim.score == pytest.approx(expected[2] + 0.5 * expected[1], rel=1e-9)
 
 
 def test_stationary_vector_of_a_two_state_chain() -> None:
     p, q = 0.3, 0.1
     m = np.array([[1 - p, p], [q, 1 - q]])
-    lim = markov.limit(np.array([1.0, 0.0]), m, max_pairs=10_000, tol=1e-14)
-    assert lim.vector.tolist() == pytest.approx([q / (p + q), p / (p + q)])
+    assert markov.stationary(m).vector.tolist() == pytest.approx([q / (p + q), p / (p + q)])
 
 
-def test_pair_limits_equal_single_games() -> None:
+def test_stationary_vector_does_not_depend_on_the_start() -> None:
+    white, black = _three_state(0.2, 0.3, 0.1, 0.15)
+    m = white @ black
+    pi = markov.stationary(m).vector
+    for start in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]):
+        walked = np.array(start) @ np.linalg.matrix_power(m, 2000)
+        assert walked.tolist() == pytest.approx(pi.tolist(), abs=1e-12)
+
+
+def test_two_traps_have_no_stationary_vector() -> None:
+    # neither player ever leaves a won position: both end classes are closed
+    white, black = _three_state(0.1, 0.1, 0.0, 0.0)
+    reach = markov.reachable(white @ black)
+    assert markov.closed_classes(reach) == [(0,), (2,)]
+    assert not markov.one_closed_class(reach)
+    pi, unique = markov.stationary_vectors((white @ black)[None])
+    assert not unique[0] and np.isnan(pi[0]).all()
+
+
+def test_one_trap_takes_everything() -> None:
+    # only the win is closed; the loss and the draw are transient
+    white, black = _three_state(0.1, 0.1, 0.0, 0.2)
+    lim = markov.game(white, black)
+    assert lim.ok
+    assert lim.vector.tolist() == pytest.approx([0.0, 0.0, 1.0], abs=1e-12)
+
+
+def test_a_closed_class_of_several_states() -> None:
+    m = np.array(
+        [
+            [0.5, 0.5, 0.0, 0.0],
+            [0.0, 0.2, 0.8, 0.0],
+            [0.0, 0.6, 0.4, 0.0],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
+    )
+    assert markov.closed_classes(markov.reachable(m)) == [(1, 2), (3,)]
+    m[3] = [0.0, 0.0, 0.5, 0.5]  # 3 now drains into {1, 2}
+    assert markov.closed_classes(markov.reachable(m)) == [(1, 2)]
+    pi = markov.stationary(m).vector
+    assert pi.tolist() == pytest.approx([0.0, 0.6 / 1.4, 0.8 / 1.4, 0.0])
+
+
+def _trapped_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    white = markov.stochastic(np.tril(rng.random((19, 19))))
+    black = markov.stochastic(np.triu(rng.random((19, 19))))
+    white[markov.WIN] = np.eye(19)[markov.WIN]
+    black[markov.LOSS] = np.eye(19)[markov.LOSS]
+    return white, black
+
+
+def test_a_reducible_game_is_na_with_its_closed_classes() -> None:
+    white, black = _trapped_pair(np.random.default_rng(8))
+    lim = markov.game(white, black)
+    assert not lim.ok and np.isnan(lim.score)
+    assert lim.reason == (
+        "n/a: the chain has 2 closed classes (≤ −200; ≥ +200 cp), so its stationary vector "
+        "is not unique"
+    )
+
+
+def test_batched_vectors_equal_the_eigenvector() -> None:
     rng = np.random.default_rng(3)
-    whites = [markov.stochastic(np.tril(rng.random((19, 19)))) for _ in range(3)]
-    blacks = [markov.stochastic(np.triu(rng.random((19, 19)))) for _ in range(4)]
-    # a nearly idle player: these chains converge pairs later than the others
-    whites.append(markov.stochastic(np.eye(19) * 500 + np.tril(rng.random((19, 19)))))
-    start = markov.start_vector(np.array([9, 9, 8, 10, 11]))
-    batch = markov.pair_limits(start, np.stack(whites), np.stack(blacks), 200, 1e-10)
-    assert batch.shape == (4, 4, 19)
-    pairs = set()
-    for i, w in enumerate(whites):
-        for j, b in enumerate(blacks):
-            single = markov.game(start, w, b, 200, 1e-10)
-            pairs.add(single.pairs)
-            assert batch[i, j].tolist() == pytest.approx(single.vector.tolist(), abs=1e-12)
-    assert len(pairs) > 1  # chains that stop at different pairs
+    whites = np.stack([markov.stochastic(np.tril(rng.random((19, 19)))) for _ in range(3)])
+    blacks = np.stack([markov.stochastic(np.triu(rng.random((19, 19)))) for _ in range(4)])
+    chains = np.matmul(whites[:, None], blacks[None, :])
+    pi, unique = markov.stationary_vectors(chains)
+    assert pi.shape == (3, 4, 19) and unique.all()
+    for i in range(3):
+        for j in range(4):
+            values, vectors = np.linalg.eig(chains[i, j].T)
+            one = vectors[:, np.argmin(np.abs(values - 1))].real
+            assert pi[i, j].tolist() == pytest.approx((one / one.sum()).tolist(), abs=1e-10)
+            assert (pi[i, j] @ chains[i, j]).tolist() == pytest.approx(pi[i, j].tolist())
 
 
-def test_sparse_rows_are_blended_and_ends_absorb() -> None:
+def test_end_rows_come_from_the_data() -> None:
     counts = np.zeros((19, 19))
     counts[9, 9] = 4
     counts[9, 8] = 1
     counts[12, 12] = 30
-    counts[0, 0] = 3
-    counts[18, 10] = 5  # an end class never leaves, whatever was counted
-    fallback = markov.stochastic(np.eye(19) * 10 + np.eye(19, k=-1))
-    m = markov.normalise(counts, fallback, 20)
+    counts[18, 18] = 25
+    counts[18, 10] = 5  # White erred out of a won position: the row says so
+    counts[0, 0] = 40  # never left the lost class
+    fallback = markov.stochastic(np.eye(19) * 10 + np.eye(19, k=-1) + np.eye(19, k=1))
+    m = markov.normalise(counts, fallback, 20, exit_pseudo=2)
     # row 9: 5 moves + 15 pseudo-moves spread like the fallback row
     assert m[9] == pytest.approx((counts[9] + 15 * fallback[9]) / 20)
-    assert m[12, 12] == 1.0  # 30 moves: not blended
-    assert m[0].tolist() == np.eye(19)[0].tolist()
-    assert m[18].tolist() == np.eye(19)[18].tolist()
+    assert m[12, 12] == 1.0  # 30 moves: not blended, and not an end class
+    assert m[18].tolist() == pytest.approx((counts[18] / 30).tolist())
+    # the lost class was never left: 2 pseudo-moves of the all-players row
+    assert m[0].tolist() == pytest.approx(((counts[0] + 2 * fallback[0]) / 42).tolist())
+    assert markov.never_left(counts).tolist() == [i == 0 for i in range(19)]
     assert m.sum(axis=1) == pytest.approx(np.ones(19))
 
 
@@ -132,7 +191,7 @@ def _conf(seed: int, players: dict[str, float], years: tuple[int, ...] = (2000,)
         for name, err in sorted(players.items()):
             for i in range(400):
                 white = i % 2 == 0
-                e_best = float(rng.normal(0, 80))
+                e_best = float(rng.normal(0, 150))  # about 9% of moves beyond ±200 cp
                 d = float(rng.exponential(err)) if rng.random() < 0.5 else 0.0
                 rows.append(
                     {
@@ -157,8 +216,7 @@ def _models(conf: pd.DataFrame, **overrides: object) -> headtohead.Models:
     cfg = ConformanceSection(**overrides)  # type: ignore[arg-type]
     counts = conformance.year_counts(conf, cfg.predictor_kind)
     q = conformance.cumulative_share(conformance.forget(counts))
-    start = markov.start_vector(np.array([9, 8, 10, 9]))
-    return headtohead.build_models(conf, q, None, start, cfg)
+    return headtohead.build_models(conf, q, None, cfg)
 
 
 def test_self_play_is_half_and_swapping_gives_one_minus() -> None:
@@ -218,3 +276,39 @@ def test_best_year_has_the_most_predicted_wins() -> None:
     keys, matrix = headtohead.best_year_matrix(h2h, best)
     assert keys[0] == ("A", 2000) and keys[-1] == ("C", 2000)
     assert matrix[0, 1] > 0.5 and matrix[1, 0] < 0.5
+
+
+def test_a_pair_without_unique_pi_is_na_in_the_head_to_head() -> None:
+    """A and B never leave a won position as White and as Black respectively; A against B
+    (A White) has two traps, B against A (B White) one. C is an ordinary player."""
+    rng = np.random.default_rng(9)
+    keys = [("A", 2000), ("B", 2000), ("C", 2000)]
+    years = pd.DataFrame(
+        {
+            "player": [k[0] for k in keys],
+            "year": [k[1] for k in keys],
+            "eligible": True,
+            "status": "",
+        }
+    )
+    eye = np.eye(19)
+    models = headtohead.Models(ConformanceSection(), years, {}, None, eye, eye)
+    for key in keys:
+        models.white[key], models.black[key] = _trapped_pair(rng)
+    models.white[("B", 2000)] = markov.stochastic(np.tril(rng.random((19, 19))))
+    models.black[("A", 2000)] = markov.stochastic(np.triu(rng.random((19, 19))))
+    models.white[("C", 2000)] = markov.stochastic(np.tril(rng.random((19, 19))))
+    models.black[("C", 2000)] = markov.stochastic(np.triu(rng.random((19, 19))))
+    a, b, c = keys
+    assert not models.markov_white(a, b).ok and models.markov_white(b, a).ok
+    assert models.markov_score(a, b) is None and models.markov_score(b, a) is None
+    assert models.markov_note(a, b).startswith("A 2000 with White: n/a: the chain has 2 closed")
+    assert models.markov_score(a, c) is not None
+    h2h = headtohead.head_to_head(models)
+    assert np.isnan(h2h.markov[0, 1]) and np.isnan(h2h.markov[1, 0])
+    assert h2h.markov_note(0, 1) == models.markov_note(a, b)
+    assert h2h.markov[0, 2] == pytest.approx(models.markov_score(a, c))
+    assert not np.isnan(h2h.markov_white[1, 0])
+    best = headtohead.best_years(h2h).set_index("player")
+    assert best.loc["A", "no_score"] == 1 and best.loc["A", "opponents"] == 1
+    assert best.loc["C", "no_score"] == 0 and best.loc["C", "opponents"] == 2

@@ -210,6 +210,33 @@ def test_seed_table5_mean_errors_are_as_reported() -> None:
     assert round(acs) == 6  # the seed's 6%
     assert ms == pytest.approx(3.6, abs=0.1)  # the seed's 3.6%
     assert float(np.mean(elo)) == 5.0  # the seed's 5%
+    # the figures the check quotes, from the table (p. 26), not the text (§4.4.3: 4.4%)
+    mae = champions_pages.seed_table5_mae
+    assert mae("markov") == (pytest.approx(62 / 1700), pytest.approx(31 / 1100))
+    assert round(100 * mae("markov")[1], 1) == 2.8
+    assert mae("conformance") == (pytest.approx(104 / 1700), pytest.approx(59 / 1100))
+    assert mae("gain") == (pytest.approx(136 / 1700), pytest.approx(95 / 1100))
+    assert mae("elo") == (None, pytest.approx(0.05))
+    # saying 50% every time: 6.0% over the 17 matches, 5.6% over the 11 rated ones
+    assert mae("baseline") == (pytest.approx(102 / 1700), pytest.approx(62 / 1100))
+
+
+def test_noise_floor_of_a_match() -> None:
+    floor = titlematches.noise_floor
+    # one game: E|X − p| over win, draw and loss
+    p, d = 0.6, 0.5
+    w, loss = p - d / 2, 1 - p - d / 2
+    assert floor(1, p, d) == pytest.approx(w * (1 - p) + d * abs(0.5 - p) + loss * p)
+    # two games of a fair coin without draws: S is 0, ½ or 1 with 1/4, 1/2, 1/4
+    assert floor(2, 0.5, 0.0) == pytest.approx(0.25)
+    assert floor(12, 0.5, 1.0) == 0.0  # every game drawn: no noise
+    assert np.isnan(floor(0, 0.5, 0.5))
+    # many games: the normal approximation √(2/π)·√((p(1 − p) − d/4)/n)
+    n, p, d = 400, 0.55, 0.6
+    approx = np.sqrt(2 / np.pi) * np.sqrt((p * (1 - p) - d / 4) / n)
+    assert floor(n, p, d) == pytest.approx(approx, rel=0.02)
+    # the methodology page's example: 24 games at 55% with 60% draws, about 5 points
+    assert floor(24, 0.55, 0.6) == pytest.approx(0.05, abs=0.003)
 
 
 # --- a hand-made site: two players with a year of games, then a title match ----------------
@@ -222,7 +249,7 @@ def _moves_of(
     for ply in range(18, 78):
         white = ply % 2 == 0
         player, opponent = (game.white, game.black) if white else (game.black, game.white)
-        e_best = int(rng.normal(0, 60))
+        e_best = int(rng.normal(0, 150))  # some won and lost positions: the end rows
         d = int(rng.exponential(err[player])) if rng.random() < 0.45 else 0
         depth = [e_best + int(rng.normal(0, 20)) for _ in range(9)] + [e_best]
         rows.append(
@@ -332,7 +359,20 @@ def test_every_match_is_listed_with_each_predictor(hand_site: SiteData) -> None:
     for p in ("conformance", "gain", "markov", "elo"):
         assert mae[p]["matches"] == 1
         assert mae[p]["mae"] == pytest.approx(first[f"{p}_error"])
-    assert mae["markov"]["seed_mae"] == 0.036
+        assert mae[p]["baseline_there"] == pytest.approx(0.25)
+        assert mae[p]["noise_there"] == pytest.approx(first["noise"])
+    assert mae["markov"]["seed_mae"] == pytest.approx(0.0365, abs=1e-4)
+    assert mae["markov"]["seed_mae_elo"] == pytest.approx(0.0282, abs=1e-4)
+    assert mae["markov"]["seed_text"] == "3.6% / 4.4% (§4.4.3, p. 39)"
+    # the references cover every match: 3–1 and 1.5–0.5, and 2 and 1 draws
+    assert first["draws"] == 2 and second["draws"] == 1
+    assert mae["baseline"]["matches"] == 2 and mae["baseline"]["reference"]
+    assert mae["baseline"]["mae"] == pytest.approx(0.25)
+    assert first["noise"] == pytest.approx(titlematches.noise_floor(4, 0.75, 0.5))
+    assert mae["noise"]["mae"] == pytest.approx(
+        (titlematches.noise_floor(4, 0.75, 0.5) + titlematches.noise_floor(2, 0.75, 0.5)) / 2
+    )
+    assert mae["noise"]["seed_mae"] is None and mae["baseline"]["seed_mae"] is not None
 
 
 def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> None:
@@ -346,6 +386,12 @@ def test_pages_render_with_downloads(hand_site: SiteData, tmp_path: Path) -> Non
     out = render_pages(pages, tmp_path, common)
     wcc = out["wcc.html"].decode()
     assert "Alpha" in wcc and "Gamma" in wcc and "n/a: no Elo tags" in wcc
+    # the error table: the reference rows and the seed's figures with where they come from
+    errors = wcc[wcc.index('id="mae-table"') : wcc.index("</table>", wcc.index('id="mae-table"'))]
+    assert "Baseline: always 50%" in errors and "Noise floor: a perfect predictor" in errors
+    assert "<td>3.6%</td><td>2.8%</td><td>3.6% / 4.4% (§4.4.3, p. 39)</td>" in errors
+    assert "Table 5 (p. 26)" in wcc and "26 plies on average" in wcc
+    assert "Stockfish at a fixed depth of" in wcc
     # the career-file fragment is listed apart, with its number of games, not as a match
     table = wcc[wcc.index('id="wcc-table"') : wcc.index("</table>", wcc.index('id="wcc-table"'))]
     assert "WCh 2002" not in table and table.count("<tr>") == 1 + 2

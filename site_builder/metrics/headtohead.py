@@ -38,7 +38,6 @@ class Models:
     #: Q of the predictor's conformance at x = predictor_x, per player-year.
     q_predictor: dict[Key, float]
     fit: LineFit | None
-    start: np.ndarray
     all_white: np.ndarray
     all_black: np.ndarray
     white: dict[Key, np.ndarray] = field(default_factory=dict)
@@ -46,6 +45,9 @@ class Models:
     #: Weighted observations per row (before blending), per colour.
     white_rows: dict[Key, np.ndarray] = field(default_factory=dict)
     black_rows: dict[Key, np.ndarray] = field(default_factory=dict)
+    #: Extreme rows that got exit pseudo-counts (they never left their class), per colour.
+    white_exits: dict[Key, np.ndarray] = field(default_factory=dict)
+    black_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     gain_model: gain.GainModel | None = None
     spectra: dict[Key, np.ndarray] = field(default_factory=dict)
 
@@ -68,15 +70,26 @@ class Models:
 
     # -- the three predictors, A's expected score against B, averaged over colours --
 
-    def markov_white(self, a: Key, b: Key) -> markov.Limit:
+    def markov_white(self, a: Key, b: Key) -> markov.Stationary:
         """A with White against B with Black."""
-        c = self.cfg
-        return markov.game(
-            self.start, self.white[a], self.black[b], c.markov_max_pairs, c.markov_tolerance
-        )
+        return markov.game(self.white[a], self.black[b])
 
-    def markov_score(self, a: Key, b: Key) -> float:
-        return 0.5 * (self.markov_white(a, b).score + 1.0 - self.markov_white(b, a).score)
+    def markov_score(self, a: Key, b: Key) -> float | None:
+        """A's score averaged over colours; None when either chain has no unique π."""
+        aw, bw = self.markov_white(a, b), self.markov_white(b, a)
+        if not (aw.ok and bw.ok):
+            return None
+        return 0.5 * (aw.score + 1.0 - bw.score)
+
+    def markov_note(self, a: Key, b: Key) -> str:
+        """Why :meth:`markov_score` is n/a ("" when it is not)."""
+        notes = []
+        for white, black in ((a, b), (b, a)):
+            lim = self.markov_white(white, black)
+            note = f"{white[0]} {white[1]} with White: {lim.reason}"
+            if not lim.ok and note not in notes:
+                notes.append(note)
+        return "; ".join(notes)
 
     def gain_score(self, a: Key, b: Key) -> float:
         assert self.gain_model is not None
@@ -94,7 +107,6 @@ def build_models(
     conf: pd.DataFrame,
     q_predictor: pd.DataFrame,
     fit: LineFit | None,
-    start: np.ndarray,
     cfg: ConformanceSection,
 ) -> Models:
     """Models for every player-year with counted moves (matrices only for eligible ones).
@@ -155,7 +167,7 @@ def build_models(
             ones[~is_w],
         )
     )
-    models = Models(cfg, years, q_at, fit, start, all_white, all_black)
+    models = Models(cfg, years, q_at, fit, all_white, all_black)
 
     max_cp = round(cfg.clip_pawns * 100)
     models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
@@ -177,12 +189,19 @@ def build_models(
         key = (player, year)
         models.white_rows[key] = w_counts.sum(axis=1)
         models.black_rows[key] = b_counts.sum(axis=1)
-        models.white[key] = markov.normalise(w_counts, all_white, cfg.markov_min_row)
+        models.white_exits[key] = markov.never_left(w_counts)
+        models.black_exits[key] = markov.never_left(b_counts)
+        models.white[key] = markov.normalise(
+            w_counts, all_white, cfg.markov_min_row, cfg.markov_exit_pseudo
+        )
         if cfg.markov_mirror_black:
             models.black[key] = markov.mirror(models.white[key])
             models.black_rows[key] = models.white_rows[key][::-1]
+            models.black_exits[key] = models.white_exits[key][::-1]
         else:
-            models.black[key] = markov.normalise(b_counts, all_black, cfg.markov_min_row)
+            models.black[key] = markov.normalise(
+                b_counts, all_black, cfg.markov_min_row, cfg.markov_exit_pseudo
+            )
         ok = gain_ok[rows] & (w > 0)
         dist = gain.distribution(gain_delta[rows][ok], w[ok], max_cp)
         models.spectra[key] = models.gain_model.spectrum(dist)
@@ -192,36 +211,54 @@ def build_models(
 @dataclass(frozen=True)
 class HeadToHead:
     keys: list[Key]
-    #: markov[i, j]: A = keys[i] against B = keys[j], averaged over colours.
+    #: markov[i, j]: A = keys[i] against B = keys[j], averaged over colours (NaN: n/a).
     markov: np.ndarray
-    #: A = keys[i] with White against keys[j] with Black (Markov).
+    #: A = keys[i] with White against keys[j] with Black (Markov; NaN: n/a).
     markov_white: np.ndarray
     gain: np.ndarray
     conformance: np.ndarray  # NaN when α, β could not be fitted
     #: Markov shares of wins and losses of keys[i] against keys[j], averaged over colours.
     win: np.ndarray
     loss: np.ndarray
+    #: Why the chain keys[i] (White) · keys[j] (Black) has no unique π, for those that have
+    #: none (a few at most: a dict, not an n × n table of strings).
+    markov_reasons: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def markov_note(self, i: int, j: int) -> str:
+        """Why markov[i, j] is n/a ("" when it is not)."""
+        notes = []
+        for w, b in ((i, j), (j, i)):
+            reason = self.markov_reasons.get((w, b))
+            if reason:
+                k = self.keys[w]
+                notes.append(f"{k[0]} {k[1]} with White: {reason}")
+        return "; ".join(notes)
+
+
+#: Chains solved at once (bounds the memory of the batch: 19 × 19 floats each).
+_BATCH = 4096
 
 
 def head_to_head(models: Models) -> HeadToHead:
     """Every eligible player-year against every other."""
     keys = models.eligible
     n = len(keys)
-    c = models.cfg
-    white_score = np.full((n, n), np.nan)
-    white_win = np.full((n, n), np.nan)
-    white_loss = np.full((n, n), np.nan)
+    vectors = np.full((n, n, markov.N_CLASSES), np.nan)
+    reasons: dict[tuple[int, int], str] = {}
     if n:
-        vectors = markov.pair_limits(
-            models.start,
-            np.stack([models.white[k] for k in keys]),
-            np.stack([models.black[k] for k in keys]),
-            c.markov_max_pairs,
-            c.markov_tolerance,
-        ).reshape(n * n, markov.N_CLASSES)
-        white_score = (vectors[:, -1] + 0.5 * vectors[:, 1:-1].sum(axis=1)).reshape(n, n)
-        white_win = vectors[:, -1].reshape(n, n)
-        white_loss = vectors[:, 0].reshape(n, n)
+        whites = np.stack([models.white[k] for k in keys])
+        blacks = np.stack([models.black[k] for k in keys])
+        rows = max(1, _BATCH // n)
+        for lo in range(0, n, rows):
+            chains = np.matmul(whites[lo : lo + rows, None], blacks[None, :])
+            pi, unique = markov.stationary_vectors(chains)
+            vectors[lo : lo + rows] = pi
+            for di, j in zip(*np.nonzero(~unique), strict=True):
+                i = lo + int(di)
+                found = markov.closed_classes(markov.reachable(chains[di, j]))
+                reasons[(i, int(j))] = markov.closed_reason(found)
+    white_win, white_draw, white_loss = markov.shares(vectors)
+    white_score = white_win + 0.5 * white_draw
     avg = 0.5 * (white_score + 1.0 - white_score.T)
     gain_scores = np.full((n, n), np.nan)
     if n and models.gain_model is not None:
@@ -233,28 +270,32 @@ def head_to_head(models: Models) -> HeadToHead:
         conf = np.clip(0.5 + models.fit.beta * (q[:, None] - q[None, :]) / 2, 0.0, 1.0)
     win = 0.5 * (white_win + white_loss.T)
     loss = 0.5 * (white_loss + white_win.T)
-    return HeadToHead(keys, avg, white_score, gain_scores, conf, win, loss)
+    return HeadToHead(keys, avg, white_score, gain_scores, conf, win, loss, reasons)
 
 
 def best_years(h2h: HeadToHead) -> pd.DataFrame:
     """Each player's best year: most predicted wins (Markov score > ½) against every
     player-year of the other players; ties by higher mean score, then the earlier year.
+    Opponent-years without a Markov score (no unique π) are counted apart, in ``no_score``.
     """
     rows = []
     players = np.array([k[0] for k in h2h.keys], dtype=object)
     for i, (player, year) in enumerate(h2h.keys):
-        others = players != player
-        scores = h2h.markov[i, others]
+        scores = h2h.markov[i, players != player]
+        scored = scores[~np.isnan(scores)]
         rows.append(
             {
                 "player": player,
                 "year": year,
-                "opponents": int(others.sum()),
-                "wins": int((scores > 0.5).sum()),
-                "mean_score": float(scores.mean()) if others.any() else math.nan,
+                "opponents": len(scored),
+                "wins": int((scored > 0.5).sum()),
+                "mean_score": float(scored.mean()) if len(scored) else math.nan,
+                "no_score": len(scores) - len(scored),
             }
         )
-    frame = pd.DataFrame(rows, columns=["player", "year", "opponents", "wins", "mean_score"])
+    frame = pd.DataFrame(
+        rows, columns=["player", "year", "opponents", "wins", "mean_score", "no_score"]
+    )
     if frame.empty:
         return frame.assign(best=pd.Series(dtype=bool))
     ordered = frame.sort_values(
@@ -278,6 +319,12 @@ def best_year_matrix(h2h: HeadToHead, best: pd.DataFrame) -> tuple[list[Key], np
     idx = [index[k] for k in chosen]
     sub = h2h.markov[np.ix_(idx, idx)] if idx else np.zeros((0, 0))
     n = len(chosen)
-    means = [float(np.mean(np.delete(sub[i], i))) if n > 1 else math.nan for i in range(n)]
+    means = [_mean(np.delete(sub[i], i)) for i in range(n)]
     order = sorted(range(n), key=lambda i: (-np.nan_to_num(means[i]), chosen[i]))
     return [chosen[i] for i in order], sub[np.ix_(order, order)] if n else sub
+
+
+def _mean(scores: np.ndarray) -> float:
+    """Mean of the scores that exist (NaN: none)."""
+    known = scores[~np.isnan(scores)]
+    return float(known.mean()) if len(known) else math.nan

@@ -1,16 +1,19 @@
-"""Alliot's Markov predictor (METHODS.md section 3).
+"""Alliot's Markov predictor (METHODS.md section 3; seed 002, section 3.4 and footnote 17).
 
 The state is the class of the evaluation from White's point of view: one class for ≤ −200 cp,
 eight classes on each side with bounds at 10, 22, 37, 56, 80, 110, 150 and 200 cp, one class
 for exactly 0, one for ≥ +200 cp; 19 in all. A move moves the game from the class of
 ``e_best`` to the class of ``e_played`` (both White's view). A White move can only lower
 White's evaluation and a Black move only raise it, so White matrices are lower triangular and
-Black matrices upper triangular. The two extreme classes are absorbing.
+Black matrices upper triangular. Every row, the two extreme classes' included, comes from the
+data: a player can leave a winning class by erring.
 
 Probability vectors are rows multiplied from the left (right-stochastic matrices). A game
 between A (White) and B (Black) is the chain ``M = W_A · B_B`` (one White move, one Black
-move); its expected score for White is ``π · (0, ½, …, ½, 1)`` with π the limit of π M^n
-from the start vector.
+move). Its stationary vector π is the unique stochastic solution of ``π M = π``; it exists
+when the chain has exactly one closed class and does not depend on any start vector. White's
+expected score is ``π · (0, ½, …, ½, 1)``: the last class a win, the first a loss, the middle
+ones draws (footnote 17).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ BOUNDS = (10, 22, 37, 56, 80, 110, 150, 200)
 N_CLASSES = 2 * len(BOUNDS) + 3
 ZERO = len(BOUNDS) + 1  # index of the class "exactly 0"
 LOSS, WIN = 0, N_CLASSES - 1
+EXTREMES = (LOSS, WIN)
 
 
 def class_labels() -> list[str]:
@@ -86,24 +90,33 @@ def move_classes(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
     )
 
 
-def normalise(counts: np.ndarray, fallback: np.ndarray, min_row: float) -> np.ndarray:
+def never_left(counts: np.ndarray) -> np.ndarray:
+    """Which rows are an extreme class whose observed moves never left it (19 booleans)."""
+    stayed = counts.sum(axis=1) - np.diagonal(counts) <= 0
+    out = np.zeros(N_CLASSES, dtype=bool)
+    out[list(EXTREMES)] = stayed[list(EXTREMES)]
+    return out
+
+
+def normalise(
+    counts: np.ndarray, fallback: np.ndarray, min_row: float, exit_pseudo: float = 0.0
+) -> np.ndarray:
     """Row-stochastic matrix from counts; sparse rows blended with ``fallback``'s rows.
 
     A row with n < ``min_row`` (weighted) observations gets ``min_row − n`` pseudo-counts
-    spread as the fallback row. The extreme classes are made absorbing.
+    spread as the fallback row; an extreme row whose moves never left it gets ``exit_pseudo``
+    more (see :func:`never_left`). A row with nothing at all stays in its class.
     """
     n = counts.sum(axis=1, keepdims=True)
-    pseudo = np.maximum(0.0, min_row - n)
+    pseudo = np.maximum(0.0, min_row - n) + exit_pseudo * never_left(counts)[:, None]
     mixed = counts + pseudo * fallback
     total = mixed.sum(axis=1, keepdims=True)
     out = np.where(total > 0, mixed / np.where(total > 0, total, 1), np.eye(N_CLASSES))
-    out[LOSS] = np.eye(N_CLASSES)[LOSS]
-    out[WIN] = np.eye(N_CLASSES)[WIN]
     return np.asarray(out, dtype=float)
 
 
 def stochastic(counts: np.ndarray) -> np.ndarray:
-    """Plain row normalisation; an empty row stays in its class. Extremes absorbing."""
+    """Plain row normalisation; an empty row stays in its class."""
     return normalise(counts, np.eye(N_CLASSES), 0.0)
 
 
@@ -112,13 +125,89 @@ def mirror(white_matrix: np.ndarray) -> np.ndarray:
     return np.asarray(white_matrix[::-1, ::-1], dtype=float)
 
 
+# --- the stationary vector ----------------------------------------------------------------
+
+
+def reachable(matrices: np.ndarray) -> np.ndarray:
+    """``out[..., i, j]``: the chain can go from state i to state j (in zero or more steps).
+
+    The transitive closure of the graph of positive entries by repeated squaring, batched
+    over any leading axes.
+    """
+    n = matrices.shape[-1]
+    step = (matrices > 0) | np.eye(n, dtype=bool)
+    reach = step.astype(np.float32)
+    for _ in range(max(1, int(np.ceil(np.log2(n))))):
+        reach = (np.matmul(reach, reach) > 0).astype(np.float32)
+    return reach > 0
+
+
+def one_closed_class(reach: np.ndarray) -> np.ndarray:
+    """Whether each chain has exactly one closed class, from :func:`reachable`.
+
+    A finite chain has exactly one closed class iff some state can be reached from every
+    state (every state reaches a closed class; two closed classes cannot share a state).
+    """
+    return np.asarray(reach.all(axis=-2).any(axis=-1))
+
+
+def closed_classes(reach: np.ndarray) -> list[tuple[int, ...]]:
+    """The closed (recurrent) classes of one chain, from its :func:`reachable` matrix.
+
+    State i is recurrent iff every state it reaches reaches it back; recurrent states that
+    reach each other form one closed class.
+    """
+    recurrent = [i for i in range(reach.shape[0]) if np.all(reach[:, i] | ~reach[i])]
+    classes: dict[tuple[int, ...], None] = {}
+    for i in recurrent:
+        classes[tuple(j for j in recurrent if reach[i, j])] = None
+    return sorted(classes)
+
+
+def closed_reason(classes: Sequence[tuple[int, ...]]) -> str:
+    """Why a chain with several closed classes has no stationary vector, in words."""
+    labels = class_labels()
+    names = "; ".join(
+        "{" + ", ".join(labels[i] for i in c) + "}" if len(c) > 1 else labels[c[0]] for c in classes
+    )
+    return (
+        f"n/a: the chain has {len(classes)} closed classes ({names} cp), so its stationary "
+        "vector is not unique"
+    )
+
+
+def stationary_vectors(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """π of every chain (batched over leading axes) and whether it is unique.
+
+    π solves ``(Mᵀ − I) π = 0`` with the last equation replaced by ``Σπ = 1``; that system
+    is regular exactly when the chain has one closed class. Other chains get NaN.
+    """
+    shape = matrices.shape[:-2]
+    n = matrices.shape[-1]
+    flat = np.asarray(matrices, dtype=float).reshape(-1, n, n)
+    unique = one_closed_class(reachable(flat))
+    out = np.full((flat.shape[0], n), np.nan)
+    if unique.any():
+        system = np.swapaxes(flat[unique], 1, 2) - np.eye(n)
+        system[:, -1, :] = 1.0
+        rhs = np.zeros((system.shape[0], n, 1))
+        rhs[:, -1, 0] = 1.0
+        pi = np.linalg.solve(system, rhs)[:, :, 0]
+        pi = np.clip(pi, 0.0, None)  # rounding leaves ±1e-17 on transient states
+        out[unique] = pi / pi.sum(axis=1, keepdims=True)
+    return out.reshape(*shape, n), unique.reshape(shape)
+
+
 @dataclass(frozen=True)
-class Limit:
-    """The distribution after many move pairs, and what it means for White."""
+class Stationary:
+    """A chain's stationary vector and what it means for White (NaN and a reason if none)."""
 
     vector: np.ndarray
-    pairs: int  # move pairs iterated
-    converged: bool
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.reason
 
     @property
     def win(self) -> float:
@@ -138,63 +227,19 @@ class Limit:
         return self.win + 0.5 * self.draw
 
 
-def limit(start: np.ndarray, matrix: np.ndarray, max_pairs: int, tol: float) -> Limit:
-    """Iterate π ← π·M from ``start`` until the L1 change is below ``tol`` or ``max_pairs``."""
-    if matrix.shape[0] != matrix.shape[1] or start.shape[0] != matrix.shape[0]:
-        raise ValueError(f"start {start.shape} and matrix {matrix.shape} do not fit")
-    if max_pairs < 1:
-        raise ValueError(f"max_pairs must be at least 1, got {max_pairs}")
-    pi = np.asarray(start, dtype=float)
-    for n in range(1, max_pairs + 1):
-        nxt = pi @ matrix
-        if float(np.abs(nxt - pi).sum()) < tol:
-            return Limit(nxt, n, True)
-        pi = nxt
-    return Limit(pi, max_pairs, False)
+def stationary(matrix: np.ndarray) -> Stationary:
+    """The stationary vector of one chain, or NaN with the reason it has none."""
+    pi, unique = stationary_vectors(matrix[None])
+    if unique[0]:
+        return Stationary(pi[0])
+    return Stationary(pi[0], closed_reason(closed_classes(reachable(matrix))))
 
 
-def pair_limits(
-    start: np.ndarray, whites: np.ndarray, blacks: np.ndarray, max_pairs: int, tol: float
-) -> np.ndarray:
-    """:func:`limit` of every game ``whites[i] · blacks[j]`` at once; returns i × j × n vectors.
-
-    A move pair is taken as two half-steps, π·W_i then ·B_j, each one matrix product per
-    player, not one per pair. Each chain stops (keeps its vector) at the first pair whose L1
-    change is below ``tol``.
-    """
-    n_w, n_b = whites.shape[0], blacks.shape[0]
-    pi = np.broadcast_to(np.asarray(start, dtype=float), (n_w, n_b, start.shape[0])).copy()
-    active = np.ones((n_w, n_b), dtype=bool)
-    for _ in range(max_pairs):
-        half = np.matmul(pi, whites)  # pi[i, j] · W_i
-        nxt = np.matmul(half.transpose(1, 0, 2), blacks).transpose(1, 0, 2)  # · B_j
-        change = nxt - pi
-        np.abs(change, out=change)
-        done = change.sum(axis=2) < tol
-        if not done.any() and active.all():
-            pi = nxt  # the common case, without masking
-            continue
-        pi = np.where(active[:, :, None], nxt, pi)
-        active &= ~done
-        if not active.any():
-            break
-    return pi
-
-
-def game(
-    start: np.ndarray, white: np.ndarray, black: np.ndarray, max_pairs: int, tol: float
-) -> Limit:
+def game(white: np.ndarray, black: np.ndarray) -> Stationary:
     """White's prospects when the White matrix ``white`` meets the Black matrix ``black``."""
-    return limit(start, white @ black, max_pairs, tol)
+    return stationary(white @ black)
 
 
-def start_vector(first_classes: np.ndarray) -> np.ndarray:
-    """The share of each class among the given classes (the content's games at turn 10).
-
-    With none given, every game starts at 0.
-    """
-    v = np.bincount(np.asarray(first_classes, dtype=int), minlength=N_CLASSES).astype(float)
-    if v.sum() == 0:
-        v[ZERO] = 1.0
-        return v
-    return np.asarray(v / v.sum(), dtype=float)
+def shares(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """White's win, draw and loss shares of stationary vectors (last axis the classes)."""
+    return vectors[..., -1], vectors[..., 1:-1].sum(axis=-1), vectors[..., 0]

@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from site_builder.model import GameRecord
 
 
@@ -60,6 +62,8 @@ class TitleMatch:
     found_by: str = "folder"
     #: The files the games come from, relative to the games folder.
     sources: tuple[str, ...] = ()
+    #: Drawn games among the scored ones.
+    draws: int = 0
 
     @property
     def key(self) -> str:
@@ -244,7 +248,7 @@ def _match(
     games_folder: str = "",
 ) -> TitleMatch:
     points: dict[str, float] = defaultdict(float)
-    scored = forfeits = 0
+    scored = forfeits = draws = 0
     for g in games:
         s = g.score_white
         if s is None:
@@ -253,6 +257,7 @@ def _match(
             forfeits += 1
             continue
         scored += 1
+        draws += s == 0.5
         points[g.white] += s
         points[g.black] += 1 - s
     names = sorted({g.white for g in games} | {g.black for g in games})
@@ -275,6 +280,7 @@ def _match(
         forfeits,
         found_by,
         sources,
+        draws,
     )
 
 
@@ -295,3 +301,28 @@ def match_elo(match: TitleMatch, player: str) -> int | None:
         if elo:
             return int(elo)
     return None
+
+
+def noise_floor(games: int, share: float, draw_share: float) -> float:
+    """E|S − p|: the mean absolute error of a perfect predictor over a match of ``games``.
+
+    Each game is a win (1), a draw (½) or a loss (0) of A, independently, with probabilities
+    ``w = p − d/2``, ``d``, ``l = 1 − p − d/2`` for the true score p and draw rate d; S is A's
+    share over the match. The distribution of S is the ``games``-fold convolution of one
+    game's. A predictor that knows p still errs by |S − p|; this is its expectation.
+
+    >>> round(noise_floor(1, 0.5, 0.0), 3)  # one game, a coin: always ½ off
+    0.5
+    >>> round(noise_floor(2, 0.5, 1.0), 3)  # every game drawn: S = p exactly
+    0.0
+    """
+    if games < 1:
+        return math.nan
+    d = min(max(draw_share, 0.0), 1.0)
+    w = min(max(share - d / 2, 0.0), 1.0 - d)
+    one = np.array([1.0 - w - d, d, w])  # half-points 0, 1, 2
+    total = np.ones(1)
+    for _ in range(games):
+        total = np.convolve(total, one)
+    s = np.arange(len(total)) / (2 * games)
+    return float(np.sum(total * np.abs(s - (w + d / 2))))

@@ -33,7 +33,8 @@ from site_builder.render.tables import (
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
-#: The seed's Table 5 (Alliot 2017): ACS, COVS, MS, AS and ELOS in %, winner first.
+#: The seed's Table 5 (Alliot 2017, ICGA Journal 39, p. 26): ACS, COVS, MS, AS and ELOS in %,
+#: winner first.
 SEED_TABLE5: list[tuple[str, str, int, int, int, int, int, int | None]] = [
     ("Euwe", "Alekhine", 1935, 57, 60, 61, 52, None),
     ("Alekhine", "Euwe", 1937, 53, 51, 57, 62, None),
@@ -53,13 +54,38 @@ SEED_TABLE5: list[tuple[str, str, int, int, int, int, int, int | None]] = [
     ("Anand", "Kramnik", 2008, 50, 42, 52, 54, 52),
     ("Carlsen", "Anand", 2013, 54, 54, 60, 65, 58),
 ]
-#: Mean absolute errors the seed reports (§4.2.4, §4.3.3, §4.4.3): all matches, and the
-#: 11 matches with Elo ratings.
-SEED_MAE = {
-    "conformance": (0.06, 0.05),
-    "gain": (0.08, 0.09),
-    "markov": (0.036, 0.044),
-    "elo": (None, 0.05),
+
+
+def _table5_prediction(row: tuple[Any, ...], predictor: str) -> int | None:
+    """A Table 5 row's prediction in % (the baseline says 50 for every match)."""
+    column = {"conformance": 3, "gain": 4, "markov": 5, "elo": 7}
+    return 50 if predictor == "baseline" else row[column[predictor]]
+
+
+def seed_table5_mae(predictor: str) -> tuple[float | None, float]:
+    """Mean absolute error (share 0–1) of a predictor in the seed's Table 5: over its 17
+    matches (None for Elo, which has 11) and over the 11 with an Elo prediction."""
+    errs: list[float | None] = []
+    rated: list[float] = []
+    for row in SEED_TABLE5:
+        pred = _table5_prediction(row, predictor)
+        err = None if pred is None else abs(pred - row[6]) / 100
+        errs.append(err)
+        if row[7] is not None and err is not None:
+            rated.append(err)
+    every = None if None in errs else float(np.mean([e for e in errs if e is not None]))
+    return every, float(np.mean(rated))
+
+
+#: What the seed's text says of each predictor's mean error (all matches, the 11 with Elo),
+#: and where. For Markov the text (4.4%) and Table 5 (2.8%) disagree on the 11 matches.
+SEED_TEXT = {
+    "conformance": ("6%", "5%", "§4.2.4, p. 27"),
+    "gain": ("8%", "9%", "§4.3.3, pp. 32–33"),
+    "markov": ("3.6%", "4.4%", "§4.4.3, p. 39"),
+    "elo": ("–", "5%", "§4.2.4, p. 26"),
+    "baseline": ("–", "–", "not in the seed; from Table 5's AS column"),
+    "noise": ("–", "–", "not in the seed"),
 }
 PREDICTORS = ("conformance", "gain", "markov", "elo")
 PREDICTOR_NAMES = {
@@ -67,6 +93,13 @@ PREDICTOR_NAMES = {
     "gain": "Gain distribution (COVS)",
     "markov": "Markov (MS)",
     "elo": "Elo (ELOS)",
+}
+#: Reference rows of the error table: a predictor that always says 50%, and the error a
+#: perfect predictor still makes from the number of games of each match.
+BASELINES = ("baseline", "noise")
+BASELINE_NAMES = {
+    "baseline": "Baseline: always 50%",
+    "noise": "Noise floor: a perfect predictor",
 }
 #: Per-depth scores are clipped here for the complexity indicators (cp).
 COMPLEXITY_CLIP_CP = 1000
@@ -156,15 +189,6 @@ def _results(site: SiteData) -> dict[str, float]:
     return out
 
 
-def _start_vector(conf: pd.DataFrame) -> np.ndarray:
-    """Class of the first counted position of each game (turn 10 unless that move is forced)."""
-    if conf.empty:
-        return markov.start_vector(np.array([], dtype=int))
-    first = conf.sort_values(["game_id", "ply"], kind="stable").groupby("game_id").head(1)
-    sign = np.where(first["white"].to_numpy(dtype=bool), 1.0, -1.0)
-    return markov.start_vector(markov.class_of(sign * first["e_best"].to_numpy() * 100))
-
-
 def compute(site: SiteData) -> ConformanceResult:
     cfg = site.settings.conformance
     moves = site.classical_moves
@@ -235,7 +259,7 @@ def compute(site: SiteData) -> ConformanceResult:
             )
         )
 
-    models = headtohead.build_models(conf, q[cfg.predictor_kind], fit, _start_vector(conf), cfg)
+    models = headtohead.build_models(conf, q[cfg.predictor_kind], fit, cfg)
     h2h = headtohead.head_to_head(models)
     best = headtohead.best_years(h2h)
     best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
@@ -383,28 +407,37 @@ def _wcc_row(
         "forfeits": match.forfeits,
         "points_a": match.score_a,
         "actual": match.share_a,
+        "draws": match.draws,
         "data_year": prev,
+        "baseline": 0.5 if match.scored else None,
+        "noise": titlematches.noise_floor(match.scored, match.share_a, match.draws / match.scored)
+        if match.scored
+        else None,
     }
     missing = [s for s in (models.status(ka), models.status(kb)) if s]
     for p in ("conformance", "gain", "markov"):
         row[p] = None
         row[f"{p}_note"] = "; ".join(missing)
+    for share in ("markov_win", "markov_draw", "markov_loss"):
+        row[share] = None
     if not missing:
         row["markov"] = models.markov_score(ka, kb)
-        row["markov_note"] = ""
+        row["markov_note"] = models.markov_note(ka, kb)
         row["gain"] = models.gain_score(ka, kb)
         row["gain_note"] = ""
         row["conformance"] = models.conformance_score(ka, kb)
         row["conformance_note"] = "" if models.fit else "n/a: α, β not fitted"
-        la = models.markov_white(ka, kb)
-        lb = models.markov_white(kb, ka)
-        row["markov_win"] = 0.5 * (la.win + lb.loss)
-        row["markov_loss"] = 0.5 * (la.loss + lb.win)
-        row["markov_draw"] = 1 - row["markov_win"] - row["markov_loss"]
+        if row["markov"] is not None:
+            la = models.markov_white(ka, kb)
+            lb = models.markov_white(kb, ka)
+            row["markov_win"] = 0.5 * (la.win + lb.loss)
+            row["markov_loss"] = 0.5 * (la.loss + lb.win)
+            row["markov_draw"] = 0.5 * (la.draw + lb.draw)
     row["elo"], row["elo_note"] = _elo_prediction(site, match)
-    for p in PREDICTORS:
+    for p in (*PREDICTORS, "baseline"):
         v = row[p]
         row[f"{p}_error"] = abs(v - row["actual"]) if v is not None else None
+    row["noise_error"] = row["noise"]
     notes: list[str] = []
     for p in PREDICTORS:
         note = row[f"{p}_note"]
@@ -427,25 +460,53 @@ def _wcc_row(
 
 
 def _mae_rows(wcc: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each predictor's mean absolute error, then the baseline and the noise floor over the
+    same matches, beside the seed's figures (Table 5 and its text)."""
     common = [r for r in wcc if all(r[p] is not None for p in PREDICTORS)]
     rows = []
-    for p in PREDICTORS:
-        errs = [r[f"{p}_error"] for r in wcc if r[f"{p}_error"] is not None]
-        com = [r[f"{p}_error"] for r in common]
-        seed_all, seed_elo = SEED_MAE[p]
+    for p in (*PREDICTORS, *BASELINES):
+        mine = [r for r in wcc if r[f"{p}_error"] is not None]
+        errs = [r[f"{p}_error"] for r in mine]
+        com = [r[f"{p}_error"] for r in common if r[f"{p}_error"] is not None]
+        # the references over exactly the matches this predictor predicted
+        there = {
+            ref: float(np.mean([r[f"{ref}_error"] for r in mine])) if mine else None
+            for ref in BASELINES
+        }
+        table_all, table_elo = seed_table5_mae(p) if p != "noise" else (None, None)
+        text_all, text_elo, where = SEED_TEXT[p]
         rows.append(
             {
-                "predictor": PREDICTOR_NAMES[p],
+                "predictor": PREDICTOR_NAMES.get(p) or BASELINE_NAMES[p],
                 "key": p,
+                "reference": p in BASELINES,
                 "matches": len(errs),
                 "mae": float(np.mean(errs)) if errs else None,
                 "common_matches": len(com),
                 "mae_common": float(np.mean(com)) if com else None,
-                "seed_mae": seed_all,
-                "seed_mae_elo": seed_elo,
+                "baseline_there": None if p in BASELINES else there["baseline"],
+                "noise_there": None if p in BASELINES else there["noise"],
+                "seed_mae": table_all,
+                "seed_mae_elo": table_elo,
+                "seed_text": f"{text_all} / {text_elo} ({where})",
             }
         )
     return rows
+
+
+def _seed_overlap(wcc: list[dict[str, Any]]) -> dict[str, Any]:
+    """The content's matches that are also in the seed's Table 5: their noise floor and the
+    seed's own errors on them, so the seed's figures can be weighed against the noise."""
+    rows = [r for r in wcc if r["seed"] is not None and r["noise"] is not None]
+    out: dict[str, Any] = {"matches": [r["match"] for r in rows], "count": len(rows)}
+    out["noise"] = float(np.mean([r["noise"] for r in rows])) if rows else None
+    for p in PREDICTORS:
+        errs = [
+            abs(r["seed"][p] - r["seed"]["actual"]) / 100 for r in rows if r["seed"][p] is not None
+        ]
+        out[p] = float(np.mean(errs)) if errs else None
+        out[f"{p}_count"] = len(errs)
+    return out
 
 
 # --- pages --------------------------------------------------------------------------------
@@ -641,12 +702,13 @@ def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
                     "year_a": a[1],
                     "player_b": b[0],
                     "year_b": b[1],
-                    "markov": float(h.markov[i, j]),
-                    "markov_a_white": float(h.markov_white[i, j]),
-                    "markov_a_black": float(1 - h.markov_white[j, i]),
-                    "markov_win": float(h.win[i, j]),
-                    "markov_draw": float(1 - h.win[i, j] - h.loss[i, j]),
-                    "markov_loss": float(h.loss[i, j]),
+                    "markov": _share(h.markov[i, j]),
+                    "markov_a_white": _share(h.markov_white[i, j]),
+                    "markov_a_black": _share(1 - h.markov_white[j, i]),
+                    "markov_win": _share(h.win[i, j]),
+                    "markov_draw": _share(1 - h.win[i, j] - h.loss[i, j]),
+                    "markov_loss": _share(h.loss[i, j]),
+                    "markov_note": h.markov_note(i, j),
                     "gain": float(h.gain[i, j]),
                     "conformance": None
                     if math.isnan(h.conformance[i, j])
@@ -654,6 +716,11 @@ def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def _share(v: float) -> float | None:
+    """A score share, None where it is n/a (NaN)."""
+    return None if math.isnan(v) else float(v)
 
 
 # The documented columns of every download (the legends beside the tables).
@@ -669,6 +736,7 @@ PAIR_COLUMNS = (
     Column("markov_win", "Win", "Markov probability that A wins (averaged over colours)", True),
     Column("markov_draw", "Draw", "Markov probability of a draw", True),
     Column("markov_loss", "Loss", "Markov probability that A loses", True),
+    Column("markov_note", "Markov note", "why the Markov columns are empty (no unique π)"),
     Column("gain", "Gain", "A's score predicted by the gain distribution (0–1)", True),
     Column("conformance", "Conformance", "A's score by the conformance predictor (0–1)", True),
 )
@@ -704,7 +772,12 @@ STRENGTH_COLUMNS = (
 )
 PLAYER_YEAR_COLUMNS = (Column("year", "Year", "calendar year", True), *_YEAR_SHARES)
 _WINS = Column("wins", "Predicted wins", "opponent-years against which the Markov score > ½", True)
-_OPPONENTS = Column("opponents", "Opponent-years", "every year of every other player", True)
+_OPPONENTS = Column(
+    "opponents", "Opponent-years", "every year of every other player with a Markov score", True
+)
+_NO_SCORE = Column(
+    "no_score", "Without a score", "opponent-years whose chain has no unique π (n/a)", True
+)
 _MEAN_SCORE = Column("mean_score", "Mean score", "mean Markov score (0–1) against them", True)
 BEST_COLUMNS = (
     Column("player", "Player", "name as in the games (after the alias table)"),
@@ -712,6 +785,7 @@ BEST_COLUMNS = (
     _OPPONENTS,
     _WINS,
     _MEAN_SCORE,
+    _NO_SCORE,
     Column("best", "Best year", "True for the player's best year"),
 )
 BEST_YEAR_COLUMNS = (
@@ -729,7 +803,14 @@ WCC_COLUMNS = (
     Column("games", "Games", "games scored (forfeits left out)", True),
     Column("forfeits", "Forfeits", "games left out as forfeits", True),
     Column("points_a", "Points A", "A's points in the scored games", True),
+    Column("draws", "Draws", "drawn games among the scored ones", True),
     Column("actual", "Actual", f"actual {_SCORE}", True),
+    Column(
+        "noise",
+        "Noise floor",
+        "expected absolute error of a perfect predictor over this many games (0–1)",
+        True,
+    ),
     Column("data_year", "Data year", "the year of the games the predictions use", True),
     Column("conformance", "ACS", f"conformance predictor's {_SCORE}", True),
     Column("gain", "COVS", f"gain-distribution predictor's {_SCORE}", True),
@@ -744,13 +825,18 @@ WCC_COLUMNS = (
     Column("elo_note", "ELOS note", "where the Elo prediction's ratings come from, or why n/a"),
 )
 MAE_COLUMNS = (
-    Column("predictor", "Predictor", "the predictor"),
+    Column("predictor", "Predictor", "the predictor, or a reference row (baseline, noise floor)"),
     Column("matches", "Matches predicted", "title matches it predicted", True),
     Column("mae", "MAE", "mean absolute error of the score share (0–1) over them", True),
     Column("common_matches", "Matches with every predictor", "matches all predicted", True),
     Column("mae_common", "MAE there", "mean absolute error over those matches", True),
-    Column("seed_mae", "Seed: MAE", "the seed's MAE over its 17 matches (empty: none)", True),
-    Column("seed_mae_elo", "Seed: MAE, 11 with Elo", "the seed's MAE on 11 rated matches", True),
+    Column("baseline_there", "50% there", "the 50% baseline's MAE on its matches", True),
+    Column("noise_there", "Noise floor there", "the noise floor on its matches", True),
+    Column("seed_mae", "Table 5: 17", "MAE in the seed's Table 5 (p. 26), 17 matches", True),
+    Column(
+        "seed_mae_elo", "Table 5: 11 with Elo", "MAE in Table 5 over the 11 rated matches", True
+    ),
+    Column("seed_text", "Seed's text", "the MAE the seed's text states (17 / 11) and where"),
 )
 CURVE_COLUMNS = (
     Column("conformance", "Conformance", "raw, Guid–Bratko or ponderated (with its constants)"),
@@ -994,6 +1080,7 @@ def pages(site: SiteData) -> list[Page]:
                 "years": best_rows,
                 "entries": len(res.h2h.keys),
                 "pairs": len(pair_rows),
+                "na_pairs": sum(r["markov"] is None for r in pair_rows),
                 "pairs_downloads": pairs_dl,
                 "best_downloads": best_dl,
                 "years_downloads": years_h2h_dl,
@@ -1024,6 +1111,8 @@ def pages(site: SiteData) -> list[Page]:
                 "cfg": cfg,
                 "rows": wcc_rows,
                 "mae": res.mae,
+                "overlap": _seed_overlap(res.wcc),
+                "analysis": site.settings.analysis,
                 "wcc_chart": _wcc_chart(wcc_rows),
                 "not_matches": res.titles.not_matches,
                 "predictors": PREDICTORS,
@@ -1133,9 +1222,16 @@ def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
         rows_obs = res.models.white_rows if colour == "White" else res.models.black_rows
         m = mats[key]
         obs = rows_obs[key]
+        exits = (res.models.white_exits if colour == "White" else res.models.black_exits)[key]
         blended = obs < res.cfg.markov_min_row
         row_text = [
-            f"{obs[r]:.1f} moves" + (" (blended with all players)" if blended[r] else "")
+            f"{obs[r]:.1f} moves"
+            + (" (blended with all players)" if blended[r] else "")
+            + (
+                f" (never left: {res.cfg.markov_exit_pseudo:g} pseudo-moves of all players)"
+                if exits[r]
+                else ""
+            )
             for r in range(markov.N_CLASSES)
         ]
         traces.append(
@@ -1209,19 +1305,21 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
         return []
     best = [r for r in res.by_player("best", player) if r["best"]]
     blends = []
+    labels = markov.class_labels()
     for key in res.eligible_of(player):
-        for colour, rows_obs in (
-            ("White", res.models.white_rows),
-            ("Black", res.models.black_rows),
+        for colour, rows_obs, exits in (
+            ("White", res.models.white_rows, res.models.white_exits),
+            ("Black", res.models.black_rows, res.models.black_exits),
         ):
-            inner = rows_obs[key][1:-1]  # the end classes are absorbing, never blended
+            obs = rows_obs[key]
             blends.append(
                 {
                     "year": key[1],
                     "colour": colour,
-                    "blended": int((inner < res.cfg.markov_min_row).sum()),
-                    "rows": len(inner),
-                    "moves": float(inner.sum()),
+                    "blended": int((obs < res.cfg.markov_min_row).sum()),
+                    "rows": len(obs),
+                    "moves": float(obs.sum()),
+                    "exits": [labels[i] for i in np.nonzero(exits[key])[0]],
                 }
             )
     matches = [r for r in res.wcc if player in (r["player_a"], r["player_b"])]
@@ -1251,7 +1349,15 @@ def player_inputs(site: SiteData, player: str) -> Any:
         res.by_player("strength", player),
         res.by_player("best", player),
         [
-            (key, m.white[key], m.black[key], m.white_rows[key], m.black_rows[key])
+            (
+                key,
+                m.white[key],
+                m.black[key],
+                m.white_rows[key],
+                m.black_rows[key],
+                m.white_exits[key],
+                m.black_exits[key],
+            )
             for key in res.eligible_of(player)
         ],
         [r for r in res.wcc if player in (r["player_a"], r["player_b"])],
