@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -87,13 +88,18 @@ def test_collection_dedupes_and_applies_aliases(data_dir: Path) -> None:
     aliases = AliasTable.load(data_dir / "broken/aliases.toml")
     result = read_collection(data_dir / "broken", aliases, TC)
     dupes = [p for p in result.problems if p.severity == "duplicate"]
-    assert len(dupes) == 1
+    assert len(dupes) == 2
     # Files are read in sorted order: the copy in broken-moves.pgn comes first.
     assert (dupes[0].source, dupes[0].line) == ("crlf-blank-line.pgn", 1)
     assert "same game as broken-moves.pgn line" in dupes[0].reason
+    # The UTF-16 copy of latin1.pgn's game is read as the same game.
+    assert (dupes[1].source, dupes[1].reason) == (
+        "utf16.pgn",
+        "same game as latin1.pgn line 1; counted once",
+    )
     players = {g.white for g in result.games} | {g.black for g in result.games}
     assert players == {"Steinitz, William", "Zukertort, Johannes Hermann"}
-    assert len(result.games) == 5
+    assert len(result.games) == 6
     ids = [g.game_id for g in result.games]
     assert len(ids) == len(set(ids))
 
@@ -130,6 +136,88 @@ def test_decode_handles_bom_crlf_and_latin1() -> None:
     assert decode_pgn(b'\xef\xbb\xbf[A "b"]\r\n')[0] == '[A "b"]\n'
     text, warning = decode_pgn(b'[White "M\xfcller"]')
     assert text == '[White "Müller"]' and warning is not None
+
+
+def test_truncated_game_is_reported(data_dir: Path) -> None:
+    # Cut mid-move ("44.Ne") with no result: it was kept without a word.
+    games, problems = read(data_dir / "broken/truncated.pgn")
+    assert len(games) == 1 and len(games[0].moves) == 86
+    assert [(p.severity, p.line, p.reason) for p in problems] == [
+        (
+            "warning",
+            1,
+            "the moves end in '44.Ne', not a move or a result: the game was cut short; "
+            "its 86 plies are kept",
+        )
+    ]
+
+
+def test_game_cut_between_moves_is_reported(data_dir: Path) -> None:
+    text = (data_dir / "broken/truncated.pgn").read_text(encoding="utf-8")
+    games, problems = read_file_text(text.rsplit(" ", 1)[0] + "\n")  # up to "43...Bd8"
+    assert len(games) == 1 and len(games[0].moves) == 86
+    assert [p.reason for p in problems] == [
+        "the moves end without a result (1-0, 0-1, 1/2-1/2 or *): the game may be cut short; "
+        "its 86 plies are kept"
+    ]
+    # A whole game, a comment or a variation before the result: no warning.
+    for ending in ("1-0", "{ resigns } 1-0", "(43...Bb6) 1-0", "$1 1-0", "*"):
+        games, problems = read_file_text(text.rsplit(" ", 1)[0] + " " + ending + "\n")
+        assert len(games) == 1 and problems == []
+
+
+def read_file_text(text: str) -> tuple[list, list]:
+    from site_builder.ingest.pgn import parse_game
+
+    record, problems = parse_game("t.pgn", 1, text, AliasTable({}), TC)
+    return ([record] if record is not None else []), problems
+
+
+def test_utf16_is_read_and_named(data_dir: Path) -> None:
+    # Was "not valid UTF-8; read as Latin-1" and "the game has no moves".
+    games, problems = read(data_dir / "broken/utf16.pgn")
+    latin1, _ = read(data_dir / "broken/latin1.pgn")
+    assert [g.game_id for g in games] == [g.game_id for g in latin1]
+    assert games[0].white == "Zukertort, Johannes Hérmann"
+    assert [(p.severity, p.reason) for p in problems] == [
+        (
+            "warning",
+            "encoded in UTF-16 (little-endian, with a byte-order mark), not UTF-8; "
+            "read as UTF-16-LE",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom", "name"),
+    [
+        ("utf-16-le", b"\xff\xfe", "UTF-16 (little-endian, with a byte-order mark)"),
+        ("utf-16-be", b"\xfe\xff", "UTF-16 (big-endian, with a byte-order mark)"),
+        ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32 (little-endian, with a byte-order mark)"),
+        ("utf-32-be", b"\x00\x00\xfe\xff", "UTF-32 (big-endian, with a byte-order mark)"),
+        ("utf-16-le", b"", "UTF-16 (little-endian, no byte-order mark)"),
+        ("utf-16-be", b"", "UTF-16 (big-endian, no byte-order mark)"),
+    ],
+)
+def test_wide_encodings_are_decoded(codec: str, bom: bytes, name: str) -> None:
+    pgn = '[White "Müller, Jörg"]\r\n[Black "Ω"]\r\n\r\n1. e4 e5 1-0\r\n'
+    text, warning = decode_pgn(bom + pgn.encode(codec))
+    assert text == pgn.replace("\r\n", "\n")
+    assert warning == f"encoded in {name}, not UTF-8; read as {codec.upper()}"
+
+
+def test_control_bytes_never_reach_pages(tmp_path: Path) -> None:
+    # A garbage file's control bytes were copied into report.html (via the problem texts).
+    path = tmp_path / "garbage.pgn"
+    path.write_bytes(
+        b'[White "A\x01\x1b[31mB"]\n[Black "C\x00D"]\n\n1. e4\x07 e5 \x9b 1-0\n\x02\x03'
+    )
+    games, problems = read(path)
+    shown = [g.white for g in games] + [g.black for g in games]
+    shown += [p.game for p in problems] + [p.reason for p in problems]
+    assert shown and not any(re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", s) for s in shown)
+    assert games[0].white == "A\ufffd\ufffd[31mB"
+    assert any("control characters replaced" in p.reason for p in problems)
 
 
 def test_time_control_classes() -> None:

@@ -69,19 +69,66 @@ class IngestResult:
     files: dict[str, int] = field(default_factory=dict)  # source -> games accepted
 
 
+#: Byte-order marks, longest first (UTF-32's little-endian mark starts like UTF-16's).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le", "UTF-32 (little-endian)"),
+    (b"\x00\x00\xfe\xff", "utf-32-be", "UTF-32 (big-endian)"),
+    (b"\xff\xfe", "utf-16-le", "UTF-16 (little-endian)"),
+    (b"\xfe\xff", "utf-16-be", "UTF-16 (big-endian)"),
+)
+#: C0 controls but tab and line feed, DEL and the C1 controls: never text in a PGN, invisible
+#: or harmful on a page (NUL is a parse error in HTML). Autoescape does not touch them.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _wide_encoding(data: bytes) -> tuple[str, str, int] | None:
+    """(codec, name, BOM length) of a UTF-16 or UTF-32 file, else None. Without a BOM, a
+    file whose every other byte is NUL (ASCII text in UTF-16) is UTF-16 too."""
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            return codec, f"{name[:-1]}, with a byte-order mark)", len(bom)
+    head = data[:4096]
+    if len(head) >= 16:
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        half = len(head) // 2
+        if odd > 0.4 * half and even < 0.05 * half:
+            return "utf-16-le", "UTF-16 (little-endian, no byte-order mark)", 0
+        if even > 0.4 * half and odd < 0.05 * half:
+            return "utf-16-be", "UTF-16 (big-endian, no byte-order mark)", 0
+    return None
+
+
 def decode_pgn(data: bytes) -> tuple[str, str | None]:
-    """Text of a PGN file: UTF-8 (with or without BOM), else Latin-1. Line ends become LF.
+    """Text of a PGN file: UTF-8 (with or without BOM), UTF-16 or UTF-32 (by BOM, or UTF-16
+    by its NUL bytes), else Latin-1. Line ends become LF; control characters (but tab)
+    become U+FFFD.
 
     Returns (text, warning or None).
     """
-    warning = None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = data.decode("latin-1")
-        warning = f"not valid UTF-8 (byte {exc.start}); read as Latin-1"
+    notes = []
+    wide = _wide_encoding(data)
+    if wide is not None:
+        codec, name, skip = wide
+        text = data[skip:].decode(codec, errors="replace")
+        notes.append(f"encoded in {name}, not UTF-8; read as {codec.upper()}")
+        if "\ufffd" in text:
+            notes.append("some bytes were not valid in that encoding (shown as \ufffd)")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            text = data.decode("latin-1")
+            notes.append(f"not valid UTF-8 (byte {exc.start}); read as Latin-1")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, warning
+    text, controls = _CONTROLS.subn("\ufffd", text)
+    if controls:
+        notes.append(f"{controls} control characters replaced by \ufffd (is this a PGN text file?)")
+    return text, "; ".join(notes) or None
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (but tab and line feed) replaced by U+FFFD."""
+    return _CONTROLS.sub("\ufffd", text)
 
 
 def split_games(text: str) -> Iterator[tuple[int, str]]:
@@ -155,6 +202,38 @@ def _join_movetext(text: str) -> tuple[str, bool]:
     return "\n".join(out), joined
 
 
+_MOVE_NUMBER = re.compile(r"^\d+\.*")
+
+
+def _cut_short(text: str, end: chess.pgn.GameNode) -> str | None:
+    """Why a game looks cut short (a truncated file), or None: the PGN standard ends the
+    moves with the result, 1-0, 0-1, 1/2-1/2 or *."""
+    movetext = "\n".join(
+        line
+        for line in text.split("\n")
+        if not _TAG_LINE.match(line) and not line.lstrip().startswith("%")
+    )
+    movetext = re.sub(r"\{[^}]*\}?|;[^\n]*", " ", movetext)  # comments, even one cut open
+    tokens = movetext.split()
+    if not tokens or tokens[-1] in _RESULTS:
+        return None
+    last = _MOVE_NUMBER.sub("", tokens[-1]).rstrip("!?+#")
+    if last and not last.startswith("$") and not last.endswith(")") and not _is_move(last, end):
+        return f"the moves end in {tokens[-1]!r}, not a move or a result: the game was cut short"
+    return "the moves end without a result (1-0, 0-1, 1/2-1/2 or *): the game may be cut short"
+
+
+def _is_move(token: str, end: chess.pgn.GameNode) -> bool:
+    """Whether ``token`` (SAN or UCI) is the move that led to ``end``."""
+    if end.parent is None or not isinstance(end, chess.pgn.ChildNode):
+        return False
+    board = end.parent.board()
+    try:
+        return board.parse_san(token) == end.move
+    except ValueError:
+        return token == end.move.uci()
+
+
 def _elo(value: str | None) -> tuple[int | None, bool]:
     """(rating, was_garbage). Empty, '?', '-' and 0 mean unknown."""
     text = (value or "").strip()
@@ -225,6 +304,9 @@ def parse_game(
         return None, problems
     if joined:
         problem("warning", "blank line inside the moves; read as one game", desc)
+    cut = _cut_short(text, game.end())
+    if cut is not None:
+        problem("warning", f"{cut}; its {len(moves)} plies are kept", desc)
     white = aliases.canonical(headers.get("White", ""))
     black = aliases.canonical(headers.get("Black", ""))
     for side, name in (("White", white), ("Black", black)):
