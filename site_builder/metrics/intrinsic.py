@@ -160,7 +160,7 @@ def spreads_from_matrix(
 
 #: A censored tail is drawn as columns of 1, 2, 4, … consecutive unseen moves, at most this
 #: many (the last takes all the moves past 2^(TAIL_COLUMNS − 1) − 1).
-TAIL_COLUMNS = 7
+TAIL_COLUMNS = 4
 #: Smallest spacing of the extrapolated tail (pawns), for turns whose listed lines all tie.
 TAIL_MIN_GAP = 0.01
 
@@ -174,8 +174,8 @@ def censored_tail(
     K = ``listed``). The treatment extends the turn's own spread past line K at its mean
     spacing: the j-th unseen move gets ``δ_K + j·g`` with ``g = δ_K/(K − 1)`` (the listed
     lines span 0 … δ_K in K − 1 steps; at least ``TAIL_MIN_GAP``). Moves j = 1, 2–3, 4–7, …
-    share a column at their mean δ, weighted by their number, so the tail costs a few columns.
-    """
+    (the last column: all the rest) share a column at their mean δ, weighted by their number,
+    so the tail costs ``TAIL_COLUMNS`` columns at most."""
     n = len(last)
     gap = np.maximum(last / np.maximum(listed - 1, 1), TAIL_MIN_GAP)
     first = 2 ** np.arange(TAIL_COLUMNS)  # 1, 2, 4, ...
