@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 
@@ -50,3 +52,38 @@ def test_json_bytes_equal_the_standard_encoder(
 def test_json_bytes_fall_back_for_nested_values() -> None:
     rows = [{"player": "Tal, Mihail", "years": [1960, 1961]}]
     assert tables.json_bytes(rows, ["player", "years"]) == _plain_json(rows, ["player", "years"])
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised() -> None:
+    # A player named "=HYPERLINK(...)" in a PGN was written raw into the CSV downloads.
+    rows = [
+        {"player": '=HYPERLINK("http://x.invalid","Tal")', "q": -0.5, "n": -3, "d": "-0.25"},
+        {"player": "+1+cmd|' /C calc'!A0", "q": 0.5, "n": 2, "d": "+3"},
+        {"player": "-2+3", "q": None, "n": 0, "d": "@SUM(A1)"},
+        {"player": "\tTab", "q": 1.0, "n": 1, "d": "=1+1"},
+        {"player": "Tal, Mihail", "q": float("nan"), "n": 1, "d": "1e5"},
+    ]
+    text = tables.csv_bytes(rows, ["player", "q", "n", "d"]).decode()
+    cells = list(csv.reader(io.StringIO(text)))
+    assert cells == [
+        ["player", "q", "n", "d"],
+        ['\'=HYPERLINK("http://x.invalid","Tal")', "-0.5000", "-3", "-0.25"],
+        ["'+1+cmd|' /C calc'!A0", "0.5000", "2", "+3"],
+        ["'-2+3", "", "0", "'@SUM(A1)"],
+        ["'\tTab", "1.0000", "1", "'=1+1"],
+        ["Tal, Mihail", "", "1", "1e5"],
+    ]
+    assert tables.spreadsheet_safe("\r=1") == "'\r=1"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(blacklist_characters="\r", blacklist_categories=("Cs",)), max_size=12))
+@example("-0.5")
+@example("=1")
+def test_csv_strings_are_safe_and_recoverable(text: str) -> None:
+    rows = list(csv.reader(io.StringIO(tables.csv_bytes([{"a": text}], ["a"]).decode())))
+    cell = rows[1][0] if len(rows) > 1 and rows[1] else ""
+    if cell != text:  # neutralised: one apostrophe in front, nothing else changed
+        assert cell == "'" + text
+    if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):  # left as is: a plain number only
+        float(cell)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -147,10 +148,25 @@ def row_hashes_by(
     return found
 
 
+#: A cell a spreadsheet reads as a formula (or whose leading tab or CR hides one).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A plain decimal number such as -0.5 or +3: never a formula, kept as is.
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet will not run: a string beginning with =, +, -, @,
+    tab or CR gets a leading apostrophe (OWASP's advice on CSV injection), unless it is a
+    plain number. Only strings from the data are passed here, never the site's numbers."""
+    if text.startswith(_FORMULA_START) and _NUMBER.fullmatch(text) is None:
+        return "'" + text
+    return text
+
+
 def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow([spreadsheet_safe(c) for c in columns])
     for row in rows:
         out = []
         for c in columns:
@@ -159,6 +175,8 @@ def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
                 out.append("")
             elif isinstance(v, float):
                 out.append(f"{v:.4f}")
+            elif isinstance(v, str):
+                out.append(spreadsheet_safe(v))
             else:
                 out.append(str(v))
         writer.writerow(out)
