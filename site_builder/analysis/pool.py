@@ -202,7 +202,7 @@ async def run_chunk(
                 engine.kill()
                 stats.restarts += 1
                 reason = (
-                    f"no answer within {deadline:.0f} s"
+                    f"no answer within {deadline:g} s"
                     if isinstance(exc, TimeoutError)
                     else f"engine failed: {exc or type(exc).__name__}"
                 )
