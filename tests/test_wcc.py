@@ -541,3 +541,36 @@ def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData
         assert champions_pages._elo_prediction(hand_site, match) == (None, "n/a: no Elo tags")
     finally:
         del hand_site.results["results"]
+
+
+def test_methodology_names_the_exit_pseudo_counts_and_derives_the_noise_floor(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    from site_builder.config import Settings
+    from site_builder.families import all_families
+    from site_builder.render.writer import Page
+
+    s = Settings()
+    odd = dataclasses.replace(
+        s, conformance=dataclasses.replace(s.conformance, markov_exit_pseudo=3.5)
+    )
+    page = Page(
+        "methodology.html",
+        "methodology.html",
+        {
+            "title": "Methodology",
+            "partials": [f.methodology for f in all_families() if f.methodology],
+            "spec": None,
+            "settings": odd,
+            "facts": {},
+        },
+    )
+    common = {"site": odd.site, "settings": odd, "nav": [], "version": "t"}
+    html = render_pages([page], tmp_path, common)["methodology.html"].decode()
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+    assert text.count("[conformance] markov_exit_pseudo = 3.5") == 2  # the list and the method
+    assert "absorbing" not in text and "the two end classes' too" in text
+    assert "p(1 − p) − d/4" in text and "√(2/π)" in text  # the noise floor's derivation
+    assert "Table 5: 2.8%; §4.4.3, p. 39: 4.4%" in text
