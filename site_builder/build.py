@@ -843,7 +843,8 @@ def render_site(
         _render_worker_hooks(site),
         old_files,
     )
-    commit_changes(staging, output_dir, written.changed, written.removed, written.files)
+    if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
+        written.changed = sorted([*written.changed, OUTPUT_RECORD])
     if site.memo is not None and site.new_fragments:
         with site.memo.transact():  # one commit for the fragments rendered in this build
             for entry, html in site.new_fragments.items():

@@ -287,7 +287,7 @@ def commit_changes(
     changed: Sequence[str],
     removed: Sequence[str],
     files: Collection[str] | None = None,
-) -> None:
+) -> bool:
     """Move the ``changed`` files from ``staging`` into ``output`` and delete ``removed``.
 
     ``output`` gets the build's record (:data:`~site_builder.targets.OUTPUT_RECORD`) listing
@@ -295,7 +295,7 @@ def commit_changes(
     plus ``changed``); the next build replaces and removes only files on it. A journal lists
     the moves and every replaced or removed file is kept in a backup folder until the
     journal is deleted, so :func:`recover_output` can roll a build killed halfway back to
-    the previous site. Unchanged files are not touched.
+    the previous site. Unchanged files are not touched. Returns whether the record changed.
     """
     output.mkdir(parents=True, exist_ok=True)
     if files is None:
@@ -345,6 +345,7 @@ def commit_changes(
     shutil.rmtree(staging, ignore_errors=True)
     with contextlib.suppress(OSError):
         work.rmdir()  # gone unless it holds something else
+    return not same
 
 
 def _prune(output: Path, folder: str) -> None:
