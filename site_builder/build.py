@@ -955,7 +955,10 @@ def build(
     with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
         manifest_key = f"manifest|{output_dir.resolve()}"
         old = build_cache.get(manifest_key) or {}
-        previous = set() if analyse_only else output_record(output_dir, WORK, _legacy_files(old))
+        previous = set()
+        if not analyse_only:
+            recorded = (output_dir / OUTPUT_RECORD).is_file()
+            previous = output_record(output_dir, WORK, None if recorded else _legacy_files(old))
         # The games, plies and move table live for the whole build: frozen out of the garbage
         # collector's scans as they are loaded (gc.freeze), which would walk millions of them
         # again and again, and unfrozen at the end.

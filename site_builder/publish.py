@@ -106,7 +106,7 @@ def publish(
             f"folder, or pass --force {target} to copy the site in anyway (files there that "
             "the site does not have are left alone, even with --delete)."
         )
-    old = set(recorded or [])
+    old = set(recorded or []) - {PUBLISH_RECORD}
     theirs = sorted(
         rel
         for rel in existing_files(target, [f for f in files if f not in old])

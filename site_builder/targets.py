@@ -132,6 +132,17 @@ def existing_files(folder: Path, names: Collection[str]) -> set[str]:
     return {n for n in names if os.path.isfile(folder / n) and inside(folder, n, base)}
 
 
+def recorded_site(output: Path, work: str) -> set[str] | None:
+    """The files of the previous build in ``output`` that its record lists and that are
+    still there (never the record itself or the build's ``work`` folder); None without a
+    record."""
+    recorded = read_record(output, OUTPUT_RECORD)
+    if recorded is None:
+        return None
+    own = [f for f in recorded if f != OUTPUT_RECORD and f.split("/", 1)[0] != work]
+    return existing_files(output, own)
+
+
 def _entries(folder: Path, ignore: Collection[str]) -> list[str]:
     try:
         return sorted(n for n in os.listdir(folder) if n not in ignore)
@@ -161,9 +172,9 @@ def output_record(
     adopted when every file in it is one ``legacy`` (that build's pages and assets, from the
     build cache) lists. Anything else is refused before a file is touched.
     """
-    recorded = read_record(output, OUTPUT_RECORD)
+    recorded = recorded_site(output, work)
     if recorded is not None:
-        return existing_files(output, recorded)
+        return recorded
     if not _entries(output, {work}):
         return set()
     present = [f for f in files_under(output) if not f.startswith(work + "/")]

@@ -125,11 +125,11 @@ def test_stale_pages_go_and_nothing_else(project: Path) -> None:
     tata = [p for p in record if "carlsen" in p]
     assert tata  # the players of the second game have pages
     # Files put into the site by hand, one where a page of a removed player might go, and a
-    # record tampered to reach out of the folder: none is the build's to delete.
+    # record tampered to reach out of the folder or to list itself: none is the build's to delete.
     _files(site, {"notes.txt": "mine", "players/not-a-player.html": "mine"})
     _files(project, {"victim.txt": "outside"})
     data = json.loads((site / OUTPUT_RECORD).read_text())
-    data["files"] += ["../victim.txt", "/etc/hostname"]
+    data["files"] += ["../victim.txt", "/etc/hostname", OUTPUT_RECORD]
     (site / OUTPUT_RECORD).write_text(json.dumps(data))
     (project / "content/games/tata.pgn").unlink()
     assert _build("--output", "site") == 0

@@ -23,6 +23,7 @@ import jinja2
 
 from site_builder.forked import fork_pool
 from site_builder.render.writer import (
+    WORK,
     Page,
     PageSet,
     environment,
@@ -30,7 +31,7 @@ from site_builder.render.writer import (
     page_bytes,
     templates_dir,
 )
-from site_builder.targets import OUTPUT_RECORD, existing_files, read_record
+from site_builder.targets import recorded_site
 
 
 @dataclass
@@ -301,11 +302,7 @@ def write_site(
         common=common,
         before=str(previous),
         stage=str(staging),
-        old_files=set(
-            existing_files(previous, read_record(previous, OUTPUT_RECORD) or [])
-            if old_files is None
-            else old_files
-        ),
+        old_files=set((recorded_site(previous, WORK) or set()) if old_files is None else old_files),
         old_digests=old_digests,
         old_sets=old_sets or {},
         shared=shared_digest,
