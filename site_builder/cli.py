@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import shutil
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -248,12 +251,104 @@ def main(argv: list[str] | None = None) -> int:
     except SiteBuilderError as exc:
         print(f"site-builder: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a disk full or read-only, a folder not ours: no traceback
+        print(f"site-builder: error: {_os_error_message(exc, args)}", file=sys.stderr)
+        return EXIT_IO
+    except sqlite3.Error as exc:  # a cache's database (diskcache is SQLite)
+        print(f"site-builder: error: {_sqlite_error_message(exc, args)}", file=sys.stderr)
+        return EXIT_IO
     except KeyboardInterrupt:
         print(
             "\nInterrupted. Finished analysis is cached; run the command again to resume.",
             file=sys.stderr,
         )
         return 130
+
+
+#: Exit code of a file or folder that cannot be read or written (disk full, read-only, no
+#: permission); 2 is bad content or settings, 130 an interruption.
+EXIT_IO = 74  # sysexits.h EX_IOERR
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _folders(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """The folders the command writes to, as (what, path)."""
+    found: list[tuple[str, Path]] = []
+    if getattr(args, "to", None) is not None:
+        found.append(("publish folder", args.to))
+    if getattr(args, "output", None) is not None and args.command != "serve":
+        found.append(("output folder", args.output))
+    if getattr(args, "content", None) is not None:
+        from site_builder.build import build_cache_dir, default_cache_dir
+
+        cache = args.cache or default_cache_dir(args.content)
+        found += [("evaluation cache", cache), ("build cache", build_cache_dir(cache))]
+    return found
+
+
+def _free_bytes(path: Path) -> int | None:
+    for folder in (path, *path.absolute().parents):
+        if folder.exists():
+            try:
+                return shutil.disk_usage(folder).free
+            except OSError:
+                return None
+    return None
+
+
+def _where(args: argparse.Namespace, full: bool) -> str:
+    """Which of the command's folders a write without a file name went to: when the disk is
+    full, those on a disk with less than 1 MB free."""
+    folders = _folders(args)
+    if full:
+        low = [(w, p) for w, p in folders if (_free_bytes(p) or 0) < 2**20]
+        folders = low or folders
+    return " or ".join(f"the {what} {path}" for what, path in folders) or "a file"
+
+
+def _os_error_message(exc: OSError, args: argparse.Namespace) -> str:
+    """One line for an OSError: what happened, to which path, what to do."""
+    code = exc.errno
+    path = exc.filename if exc.filename is not None else None
+    place = str(path) if path is not None else _where(args, code in _FULL)
+    reason = exc.strerror or str(exc)
+    if code in _FULL:
+        return (
+            f"no space left while writing {place} ({reason}). Free some space on that disk "
+            "(or write elsewhere: --output DIR, --cache DIR) and run the command again; "
+            "finished analysis stays in the evaluation cache."
+        )
+    if code == errno.EROFS:
+        return (
+            f"{place} is on a read-only file system. Remount it read-write or choose a "
+            "writable folder (--output DIR, --cache DIR)."
+        )
+    if code in {errno.EACCES, errno.EPERM}:
+        return (
+            f"permission denied: {place}. Make it writable by this user (chmod/chown) or "
+            "choose another folder (--output DIR, --cache DIR)."
+        )
+    if code == errno.EIO:
+        return f"input/output error at {place}: the disk may be failing; check it (dmesg)."
+    if code == errno.ENOENT:
+        return f"{place} does not exist ({reason}); check the path."
+    return f"{reason}: {place}."
+
+
+def _sqlite_error_message(exc: sqlite3.Error, args: argparse.Namespace) -> str:
+    """One line for a failing cache database; SQLite does not say which file, so the
+    command's cache folders are named."""
+    code = int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+    caches = [(w, p) for w, p in _folders(args) if w.endswith("cache")]
+    if code == 13:  # SQLITE_FULL
+        return _os_error_message(OSError(errno.ENOSPC, str(exc)), args)
+    where = " or ".join(f"{p}" for _, p in caches) or "the cache folder"
+    if code in {3, 8, 14} and caches:  # SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN
+        from site_builder.incremental import unwritable
+
+        return _os_error_message(unwritable(caches[0][1]), args)
+    return f"the cache database in {where} failed ({exc}); `site-builder doctor` checks it."
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import http.server
 import sys
@@ -112,7 +113,21 @@ def serve(output: Path, bind: str, port: int) -> int:
         )
         return 2
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(output))
-    with http.server.ThreadingHTTPServer((bind, port), handler) as httpd:
+    try:
+        server = http.server.ThreadingHTTPServer((bind, port), handler)
+    except OSError as exc:
+        why = {
+            errno.EADDRINUSE: "is already in use (another server, or an earlier `serve`?)",
+            errno.EACCES: "needs administrator rights (ports below 1024)",
+            errno.EADDRNOTAVAIL: f"cannot be opened: {bind} is not an address of this machine",
+        }.get(exc.errno or 0, f"cannot be opened ({exc.strerror or exc})")
+        print(
+            f"site-builder: error: port {port} on {bind} {why}. "
+            f"Choose another port, e.g. `site-builder serve --port {port + 1 if port else 8001}`.",
+            file=sys.stderr,
+        )
+        return 2
+    with server as httpd:
         host, real_port = str(httpd.server_address[0]), httpd.server_address[1]
         print(f"Serving {output} at http://{host}:{real_port}/ (Ctrl-C to stop)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):

@@ -8,10 +8,17 @@ the move rows of each analysed game are cached under keys that hold everything t
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import hashlib
 import io
 import json
+import os
+import pickle
+import sqlite3
+import struct
+import sys
+import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
@@ -21,12 +28,23 @@ from typing import Any
 import diskcache
 
 from site_builder.config import TimeControlSection
+from site_builder.errors import SiteBuilderError
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
 
 #: Bump when parsing, plies or move rows change meaning.
-BUILD_CACHE_VERSION = 1
+BUILD_CACHE_VERSION = 2
+#: Bump when the way values are stored changes (2: value files end in a checksum).
+BUILD_CACHE_FORMAT = 2
+_FORMAT_KEY = "build-cache-format"
+#: Value files end in the CRC-32 and length of what precedes, then this tag.
+_TRAILER = struct.Struct("<IQ4s")
+_TAG = b"SBc2"
+#: SQLite's primary result codes (sqlite3.h) that say the database file is damaged.
+_SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+#: ... and those that say it cannot be written: SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN.
+_SQLITE_UNWRITABLE = {3, 8, 14}
 
 
 def digest(data: Any) -> str:
@@ -35,31 +53,114 @@ def digest(data: Any) -> str:
     return hashlib.md5(blob).hexdigest()
 
 
+class GarbledValueError(Exception):
+    """A value file of the build cache does not hold what was written."""
+
+
 class _Disk(diskcache.Disk):  # type: ignore[misc]
-    """diskcache's Disk, writing a value's file in one call: its own loop iterates the pickle
-    as a BytesIO, which yields it line by line (a write per b"\\n" byte: 260,000 on a
-    rebuild of the demo)."""
+    """diskcache's Disk, writing a value's file in one call (its own loop iterates the pickle
+    as a BytesIO, which yields it line by line: a write per b"\\n" byte, 260,000 on a rebuild
+    of the demo), ending the file in a checksum that :meth:`fetch` checks: a garbled file is
+    found, not unpickled into nonsense (a value that is plain bytes unpickles to anything)."""
 
     def _write(self, full_path: str, iterator: Any, mode: str, encoding: str | None = None) -> int:
         if isinstance(iterator, io.BytesIO):
-            iterator = iter([iterator.getbuffer()])
-        size: int = super()._write(full_path, iterator, mode, encoding)
-        return size
+            payload = bytes(iterator.getbuffer())
+        elif isinstance(iterator, io.StringIO):  # a long str (MODE_TEXT): written as UTF-8
+            payload = iterator.getvalue().encode("utf-8")
+        else:
+            payload = b"".join(iterator)
+        trailer = _TRAILER.pack(zlib.crc32(payload), len(payload), _TAG)
+        super()._write(full_path, iter([payload, trailer]), "xb")
+        return len(payload)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if filename is None:  # stored in the database itself
+            return super().fetch(mode, filename, value, read)
+        full_path = Path(self._directory) / filename
+        data = full_path.read_bytes()
+        payload, trailer = data[: -_TRAILER.size], data[-_TRAILER.size :]
+        if len(trailer) != _TRAILER.size:
+            raise GarbledValueError(str(full_path))
+        crc, size, tag = _TRAILER.unpack(trailer)
+        if tag != _TAG or size != len(payload) or crc != zlib.crc32(payload):
+            raise GarbledValueError(str(full_path))
+        if mode == diskcache.core.MODE_BINARY:
+            return io.BytesIO(payload) if read else payload
+        if mode == diskcache.core.MODE_TEXT:
+            return payload.decode("utf-8")
+        return pickle.loads(payload)
+
+
+def _sqlite_code(exc: sqlite3.Error) -> int:
+    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+
+
+def _warn(message: str) -> None:
+    print(f"site-builder: warning: {message}", file=sys.stderr, flush=True)
+
+
+def unwritable(directory: Path) -> OSError:
+    """The OSError for a folder SQLite cannot write (it does not say why): on a read-only
+    file system, else without permission; the CLI turns it into one line naming the folder."""
+    folder = next((p for p in (directory, *directory.parents) if p.exists()), directory)
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        return OSError(errno.EROFS, os.strerror(errno.EROFS), str(directory))
+    return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
+
+
+def _aside(directory: Path) -> Path:
+    """A free name beside ``directory`` to move a damaged cache to."""
+    for n in range(1, 1000):
+        target = directory.with_name(f"{directory.name}.damaged-{n}")
+        if not target.exists():
+            return target
+    raise SiteBuilderError(f"too many damaged copies beside {directory}: delete some")
 
 
 class BuildCache:
     """A diskcache beside the evaluation cache for everything a build can reuse."""
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
         self.directory = directory
-        self._cache = diskcache.Cache(
-            str(directory), disk=_Disk, eviction_policy="none", size_limit=2**62
-        )
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._cache = self._open(directory)
+        except sqlite3.DatabaseError as exc:
+            if _sqlite_code(exc) in _SQLITE_UNWRITABLE:
+                raise unwritable(directory) from exc
+            if _sqlite_code(exc) not in _SQLITE_DAMAGED:
+                raise
+            # Derived data: kept aside for the user to look at or delete, and rebuilt.
+            target = _aside(directory)
+            directory.rename(target)
+            _warn(
+                f"the build cache {directory / 'cache.db'} is damaged ({exc}); it was moved "
+                f"to {target} (delete it when you like: it only held work that is redone) "
+                "and this build starts a fresh one."
+            )
+            directory.mkdir(parents=True)
+            self._cache = self._open(directory)
         self.hits = 0
         self.misses = 0
+        #: value files found garbled (discarded and recomputed) in this process
+        self.garbled = 0
         #: source → content hash of every file read in this build
         self.file_shas: dict[str, str] = {}
+
+    @staticmethod
+    def _open(directory: Path) -> diskcache.Cache:
+        cache = diskcache.Cache(
+            str(directory), disk=_Disk, eviction_policy="none", size_limit=2**62
+        )
+        if cache.get(_FORMAT_KEY) != BUILD_CACHE_FORMAT:
+            cache.clear()  # an older layout (value files without checksums): derived data
+            cache.set(_FORMAT_KEY, BUILD_CACHE_FORMAT)
+        return cache
 
     def close(self) -> None:
         self._cache.close()
@@ -74,7 +175,7 @@ class BuildCache:
         """Content hash of a file; (mtime, size) unchanged since last time → not re-read."""
         st = path.stat()
         stamp_key = f"stamp|{path.resolve()}"
-        stamp = self._cache.get(stamp_key)
+        stamp = self._read(stamp_key)
         if stamp is not None and stamp[0] == st.st_mtime_ns and stamp[1] == st.st_size:
             return str(stamp[2])
         sha = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -82,12 +183,41 @@ class BuildCache:
         return sha
 
     def get(self, key: str) -> Any:
-        value = self._cache.get(key, default=None)
+        value = self._read(key)
         if value is None:
             self.misses += 1
         else:
             self.hits += 1
         return value
+
+    def _read(self, key: str) -> Any:
+        """The value at ``key``, None if absent; a garbled value is discarded (with a
+        warning) and reads as absent, so it is recomputed; a damaged database stops."""
+        try:
+            return self._cache.get(key, default=None)
+        except sqlite3.DatabaseError as exc:
+            if _sqlite_code(exc) in _SQLITE_UNWRITABLE:
+                raise unwritable(self.directory) from exc
+            if _sqlite_code(exc) not in _SQLITE_DAMAGED:
+                raise
+            raise SiteBuilderError(
+                f"the build cache {self.directory / 'cache.db'} is damaged ({exc}). It only "
+                f"holds work that is redone: move the folder {self.directory} aside (or delete "
+                "it) and run the command again."
+            ) from None
+        except OSError:
+            raise
+        except Exception as exc:  # a garbled value file or pickle: derived data, recomputed
+            self.garbled += 1
+            where = exc.args[0] if isinstance(exc, GarbledValueError) else f"entry {key[:60]}"
+            if self.garbled == 1:
+                _warn(
+                    f"the build cache value {where} is garbled; it was discarded and is "
+                    "recomputed (further garbled values of this build are discarded silently)"
+                )
+            with contextlib.suppress(Exception):
+                self._cache.delete(key)
+            return None
 
     def __contains__(self, key: str) -> bool:
         return key in self._cache
