@@ -162,18 +162,23 @@ def test_end_rows_come_from_the_data() -> None:
     counts[9, 8] = 1
     counts[12, 12] = 30
     counts[18, 18] = 25
-    counts[18, 10] = 5  # White erred out of a won position: the row says so
-    counts[0, 0] = 40  # never left the lost class
+    counts[18, 10] = 5  # an end row that was left: it comes from the data, not forced
+    counts[0, 0] = 40  # ≤ −200 (won for Black) never left by this player's Black moves
     fallback = markov.stochastic(np.eye(19) * 10 + np.eye(19, k=-1) + np.eye(19, k=1))
-    m = markov.normalise(counts, fallback, 20, exit_pseudo=2)
+    exits = markov.never_left(counts, white=False)
+    assert exits.tolist() == [i == 0 for i in range(19)]
+    m = markov.normalise(counts, fallback, 20, exit_pseudo=2, exits=exits)
     # row 9: 5 moves + 15 pseudo-moves spread like the fallback row
     assert m[9] == pytest.approx((counts[9] + 15 * fallback[9]) / 20)
     assert m[12, 12] == 1.0  # 30 moves: not blended, and not an end class
-    assert m[18].tolist() == pytest.approx((counts[18] / 30).tolist())
-    # the lost class was never left: 2 pseudo-moves of the all-players row
+    assert m[18].tolist() == pytest.approx((counts[18] / 30).tolist())  # from the data
+    # the class ≤ −200 was never left: 2 pseudo-moves of the all-players row
     assert m[0].tolist() == pytest.approx(((counts[0] + 2 * fallback[0]) / 42).tolist())
-    assert markov.never_left(counts).tolist() == [i == 0 for i in range(19)]
     assert m.sum(axis=1) == pytest.approx(np.ones(19))
+    # for White only ≥ +200 can be left by the mover's errors, and here it was
+    assert not markov.never_left(counts, white=True).any()
+    counts[18, 10] = 0
+    assert markov.never_left(counts, white=True).tolist() == [i == 18 for i in range(19)]
 
 
 def test_mirror_swaps_both_indices() -> None:
@@ -183,8 +188,14 @@ def test_mirror_swaps_both_indices() -> None:
     assert np.allclose(np.tril(b, -1), 0)  # Black's matrix is upper triangular
 
 
-def _conf(seed: int, players: dict[str, float], years: tuple[int, ...] = (2000,)) -> pd.DataFrame:
-    """Moves for players of different accuracy (mean error in cp), both colours, every year."""
+def _conf(
+    seed: int,
+    players: dict[str, float],
+    years: tuple[int, ...] = (2000,),
+    safe_when_winning: str = "",
+) -> pd.DataFrame:
+    """Moves for players of different accuracy (mean error in cp), both colours, every year.
+    The player ``safe_when_winning`` never errs at +200 cp or more."""
     rng = np.random.default_rng(seed)
     rows = []
     for year in years:
@@ -193,6 +204,8 @@ def _conf(seed: int, players: dict[str, float], years: tuple[int, ...] = (2000,)
                 white = i % 2 == 0
                 e_best = float(rng.normal(0, 150))  # about 9% of moves beyond ±200 cp
                 d = float(rng.exponential(err)) if rng.random() < 0.5 else 0.0
+                if name == safe_when_winning and e_best >= 200:
+                    d = 0.0
                 rows.append(
                     {
                         "game_id": f"{name}{year}{i // 40}",
@@ -312,3 +325,22 @@ def test_a_pair_without_unique_pi_is_na_in_the_head_to_head() -> None:
     best = headtohead.best_years(h2h).set_index("player")
     assert best.loc["A", "no_score"] == 1 and best.loc["A", "opponents"] == 1
     assert best.loc["C", "no_score"] == 0 and best.loc["C", "opponents"] == 2
+
+
+def test_an_end_row_never_left_gets_the_exit_pseudo_counts() -> None:
+    conf = _conf(10, {"A": 30.0, "B": 30.0}, safe_when_winning="A")
+    a = ("A", 2000)
+    plain = _models(conf, markov_min_row=0, markov_exit_pseudo=0)
+    assert plain.white_exits[a].tolist() == [i == 18 for i in range(19)]
+    assert plain.white_rows[a][18] >= 10  # observed, and all stayed
+    assert plain.white[a][18, 18] == 1.0
+    models = _models(conf, markov_min_row=0, markov_exit_pseudo=2)
+    n = plain.white_rows[a][18]
+    expected = (n * np.eye(19)[18] + 2 * models.all_white[18]) / (n + 2)
+    assert models.white[a][18].tolist() == pytest.approx(expected.tolist())
+    assert models.white[a][18, 18] < 1.0
+    # A is as careful with Black when winning (≤ −200, White's view); B is not
+    assert models.black_exits[a].tolist() == [i == 0 for i in range(19)]
+    assert models.black[a][0, 0] < 1.0
+    b = ("B", 2000)
+    assert not models.white_exits[b].any() and not models.black_exits[b].any()

@@ -189,10 +189,10 @@ def build_models(
         key = (player, year)
         models.white_rows[key] = w_counts.sum(axis=1)
         models.black_rows[key] = b_counts.sum(axis=1)
-        models.white_exits[key] = markov.never_left(w_counts)
-        models.black_exits[key] = markov.never_left(b_counts)
+        models.white_exits[key] = markov.never_left(w_counts, white=True)
+        models.black_exits[key] = markov.never_left(b_counts, white=False)
         models.white[key] = markov.normalise(
-            w_counts, all_white, cfg.markov_min_row, cfg.markov_exit_pseudo
+            w_counts, all_white, cfg.markov_min_row, cfg.markov_exit_pseudo, models.white_exits[key]
         )
         if cfg.markov_mirror_black:
             models.black[key] = markov.mirror(models.white[key])
@@ -200,7 +200,11 @@ def build_models(
             models.black_exits[key] = models.white_exits[key][::-1]
         else:
             models.black[key] = markov.normalise(
-                b_counts, all_black, cfg.markov_min_row, cfg.markov_exit_pseudo
+                b_counts,
+                all_black,
+                cfg.markov_min_row,
+                cfg.markov_exit_pseudo,
+                models.black_exits[key],
             )
         ok = gain_ok[rows] & (w > 0)
         dist = gain.distribution(gain_delta[rows][ok], w[ok], max_cp)

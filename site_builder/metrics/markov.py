@@ -29,7 +29,6 @@ BOUNDS = (10, 22, 37, 56, 80, 110, 150, 200)
 N_CLASSES = 2 * len(BOUNDS) + 3
 ZERO = len(BOUNDS) + 1  # index of the class "exactly 0"
 LOSS, WIN = 0, N_CLASSES - 1
-EXTREMES = (LOSS, WIN)
 
 
 def class_labels() -> list[str]:
@@ -90,25 +89,33 @@ def move_classes(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
     )
 
 
-def never_left(counts: np.ndarray) -> np.ndarray:
-    """Which rows are an extreme class whose observed moves never left it (19 booleans)."""
-    stayed = counts.sum(axis=1) - np.diagonal(counts) <= 0
+def never_left(counts: np.ndarray, white: bool) -> np.ndarray:
+    """Which rows (19 booleans) are the end class that the mover's errors can leave, with
+    observed moves that never left it: ≥ +200 for White, ≤ −200 for Black (a White move
+    can only lower White's evaluation, a Black move only raise it)."""
+    end = WIN if white else LOSS
     out = np.zeros(N_CLASSES, dtype=bool)
-    out[list(EXTREMES)] = stayed[list(EXTREMES)]
+    out[end] = counts[end].sum() - counts[end, end] <= 0
     return out
 
 
 def normalise(
-    counts: np.ndarray, fallback: np.ndarray, min_row: float, exit_pseudo: float = 0.0
+    counts: np.ndarray,
+    fallback: np.ndarray,
+    min_row: float,
+    exit_pseudo: float = 0.0,
+    exits: np.ndarray | None = None,
 ) -> np.ndarray:
     """Row-stochastic matrix from counts; sparse rows blended with ``fallback``'s rows.
 
     A row with n < ``min_row`` (weighted) observations gets ``min_row − n`` pseudo-counts
-    spread as the fallback row; an extreme row whose moves never left it gets ``exit_pseudo``
-    more (see :func:`never_left`). A row with nothing at all stays in its class.
+    spread as the fallback row; the rows marked in ``exits`` (see :func:`never_left`) get
+    ``exit_pseudo`` more. A row with nothing at all stays in its class.
     """
     n = counts.sum(axis=1, keepdims=True)
-    pseudo = np.maximum(0.0, min_row - n) + exit_pseudo * never_left(counts)[:, None]
+    pseudo = np.maximum(0.0, min_row - n)
+    if exits is not None:
+        pseudo = pseudo + exit_pseudo * exits[:, None]
     mixed = counts + pseudo * fallback
     total = mixed.sum(axis=1, keepdims=True)
     out = np.where(total > 0, mixed / np.where(total > 0, total, 1), np.eye(N_CLASSES))
