@@ -2,8 +2,8 @@
 
 A game whose player has no Elo tag takes the tag of the same player's nearest game of the
 same time class in the same event; when the event has none, their nearest game of the same
-time class within ``months`` months. Ties go to the earlier game, then the smaller game id. Only performance
-ratings use the filled values; every figure counts the tags it filled.
+time class within ``months`` months. Ties go to the earlier game, then the smaller game id.
+Only performance ratings use the filled values; every figure counts the tags it filled.
 """
 
 from __future__ import annotations
