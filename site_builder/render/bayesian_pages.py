@@ -619,7 +619,14 @@ def pages(site: SiteData) -> list[Page]:
     # For the methodology page (core pages come last); set here, as compute may be memoised.
     shift_rows = top_shift_rows(res)
     shift_dl, shift_files = download_pages("data/skill-top-shift", shift_rows, TOP_SHIFT_DOWNLOAD)
-    site.facts["bayesian_top_shift"] = {"rows": shift_rows, "downloads": shift_dl}
+    finite = [
+        r["shift"] for r in shift_rows if r["shift"] is not None and math.isfinite(r["shift"])
+    ]
+    site.facts["bayesian_top_shift"] = {
+        "rows": shift_rows,
+        "downloads": shift_dl,
+        "range": (min(finite), max(finite)) if finite else None,
+    }
     ctx = {
         "title": "Bayesian skill",
         "res": res,
