@@ -313,7 +313,7 @@ def test_a_rename_refused_across_devices_is_a_copy(
             raise OSError(errno.EXDEV, "Invalid cross-device link")
         replace(src, dst)
 
-    monkeypatch.setattr(writer.os, "replace", cross)
+    monkeypatch.setattr(os, "replace", cross)
     _commit(_stage(staging, FIRST), out, {}, FIRST)
     _commit(_stage(staging, SECOND), out, FIRST, SECOND)
     tree = _tree(out)
