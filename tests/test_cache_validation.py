@@ -87,6 +87,41 @@ def test_played_move_entries_and_keys() -> None:
     assert invalid_reason("meta|anything", 5) is None
 
 
+@pytest.mark.parametrize(
+    "position",
+    [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+        "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0",
+        "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 12",
+        "8/8/8/8/8/5k2/6q1/7K w - - 3",
+    ],
+)
+def test_the_fast_board_reads_positions_as_python_chess(position: str) -> None:
+    from site_builder.analysis.spec import board_from_key
+    from site_builder.analysis.validate import _board
+
+    fast, slow = _board(position), board_from_key(position)
+    assert fast is not None
+    assert fast.fen() == slow.fen() and set(fast.legal_moves) == set(slow.legal_moves)
+
+
+@pytest.mark.parametrize(
+    "position",
+    [
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN w KQkq - 0",  # a short rank
+        "rnbqkbnr/pppppppp/9/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0",  # seven ranks
+        "rnbqkbnr/ppppxppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0",
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - ?",
+        "8/8/8/8/8/8/8/8 w - - 0",  # no kings
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq",
+    ],
+)
+def test_malformed_positions_are_invalid(position: str) -> None:
+    assert "not a valid chess position" in str(invalid_reason(f"pv|{SPEC.key}|{position}", GOOD))
+
+
 def test_every_shipped_evaluation_is_valid() -> None:
     header = exchange.read_header(SHIPPED)
     spec = exchange.spec_from_dict(header["spec"])
