@@ -64,8 +64,9 @@ class _Disk(diskcache.Disk):  # type: ignore[misc]
     found, not unpickled into nonsense (a value that is plain bytes unpickles to anything)."""
 
     def _write(self, full_path: str, iterator: Any, mode: str, encoding: str | None = None) -> int:
+        payload: bytes | memoryview
         if isinstance(iterator, io.BytesIO):
-            payload = bytes(iterator.getbuffer())
+            payload = iterator.getbuffer()
         elif isinstance(iterator, io.StringIO):  # a long str (MODE_TEXT): written as UTF-8
             payload = iterator.getvalue().encode("utf-8")
         else:
@@ -79,16 +80,16 @@ class _Disk(diskcache.Disk):  # type: ignore[misc]
             return super().fetch(mode, filename, value, read)
         full_path = Path(self._directory) / filename
         data = full_path.read_bytes()
-        payload, trailer = data[: -_TRAILER.size], data[-_TRAILER.size :]
+        payload, trailer = memoryview(data)[: -_TRAILER.size], data[-_TRAILER.size :]
         if len(trailer) != _TRAILER.size:
             raise GarbledValueError(str(full_path))
         crc, size, tag = _TRAILER.unpack(trailer)
         if tag != _TAG or size != len(payload) or crc != zlib.crc32(payload):
             raise GarbledValueError(str(full_path))
         if mode == diskcache.core.MODE_BINARY:
-            return io.BytesIO(payload) if read else payload
+            return io.BytesIO(payload) if read else payload.tobytes()
         if mode == diskcache.core.MODE_TEXT:
-            return payload.decode("utf-8")
+            return str(payload, "utf-8")
         return pickle.loads(payload)
 
 
