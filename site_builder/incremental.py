@@ -114,6 +114,34 @@ def unwritable(directory: Path) -> OSError:
     return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
 
 
+#: cache.db files found sound in this process (forked workers inherit it: checked once)
+_CHECKED: set[Path] = set()
+
+
+def _check_once(db: Path) -> None:
+    """Raise the DatabaseError of a damaged ``db`` now, not halfway through a build: SQLite's
+    quick_check reads every page (about 0.05 s for the demo's 100 MB build cache)."""
+    if db in _CHECKED or not db.is_file():
+        return
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{db.absolute().as_uri()}?mode=ro", uri=True)
+        ) as con:
+            verdict = con.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.DatabaseError as exc:
+        if _sqlite_code(exc) in _SQLITE_DAMAGED:
+            raise
+        return  # cannot look (a read-only disk, a lock): opening it will say what is wrong
+    if verdict is None or verdict[0] != "ok":
+        first = " ".join(
+            str(verdict[0] if verdict else "").replace("*** in database main ***", "").split()
+        )
+        damaged = sqlite3.DatabaseError(f"database disk image is malformed: {first}")
+        damaged.sqlite_errorcode = 11  # SQLITE_CORRUPT
+        raise damaged
+    _CHECKED.add(db)
+
+
 def _aside(directory: Path) -> Path:
     """A free name beside ``directory`` to move a damaged cache to."""
     for n in range(1, 1000):
@@ -155,6 +183,7 @@ class BuildCache:
 
     @staticmethod
     def _open(directory: Path) -> diskcache.Cache:
+        _check_once(directory / "cache.db")
         cache = diskcache.Cache(
             str(directory), disk=_Disk, eviction_policy="none", size_limit=2**62
         )

@@ -66,6 +66,27 @@ def test_damaged_build_cache_db_is_moved_aside(
     assert f"moved to {aside}" in err
 
 
+@pytest.mark.parametrize("offset", [4096, 40_000, 120_000])
+def test_build_cache_db_damaged_inside_is_moved_aside_before_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], offset: int
+) -> None:
+    # Was: "database disk image is malformed" halfway through a build (or a silent miss).
+    folder = tmp_path / "analysis-build"
+    with BuildCache(folder) as cache, cache.transact():
+        for i in range(3000):
+            cache.set(f"plies|{i}", ("e2e4", i))
+    db = folder / "cache.db"
+    assert db.stat().st_size > offset + 8192
+    with db.open("r+b") as f:
+        f.seek(offset)
+        f.write(os.urandom(8192))
+    with BuildCache(folder) as cache:
+        assert cache.get("plies|1") is None
+    assert (tmp_path / "analysis-build.damaged-1/cache.db").exists()
+    err = capsys.readouterr().err
+    assert "is damaged (database disk image is malformed" in err and "\n" not in err.strip()
+
+
 @pytest.mark.parametrize(
     "value",
     [b"\x01" * 100_000, "move rows " * 10_000, {"rows": list(range(30_000))}],
@@ -190,7 +211,7 @@ def test_read_only_evaluation_cache_is_one_message(
 
     def fail(*args: object) -> int:
         exc = sqlite3.OperationalError("attempt to write a readonly database")
-        exc.sqlite_errorcode = 8  # type: ignore[attr-defined]  # SQLITE_READONLY
+        exc.sqlite_errorcode = 8  # SQLITE_READONLY
         raise exc
 
     monkeypatch.setattr(commands, "build", fail)
@@ -265,7 +286,7 @@ def test_main_maps_os_errors_to_one_line(
     from site_builder import commands
 
     if isinstance(exc, sqlite3.Error):
-        exc.sqlite_errorcode = 13  # type: ignore[attr-defined]  # SQLITE_FULL
+        exc.sqlite_errorcode = 13  # SQLITE_FULL
 
     def fail(*args: object) -> int:
         raise exc
