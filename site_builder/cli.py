@@ -22,6 +22,8 @@ Typical use:
   site-builder doctor                check the engine, the cache and the content
 
 Settings live in content/site.toml; command-line options override them.
+Exit codes: 0 done, 1 some positions failed in the engine, 2 bad content, settings or
+arguments, 74 a file or folder that cannot be written (disk full, read-only), 130 interrupted.
 """
 
 
@@ -277,6 +279,8 @@ def _folders(args: argparse.Namespace) -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     if getattr(args, "to", None) is not None:
         found.append(("publish folder", args.to))
+    if args.command == "analysis" and getattr(args, "action", None) == "export":
+        found.append(("export file", args.file))
     if getattr(args, "output", None) is not None and args.command != "serve":
         found.append(("output folder", args.output))
     if getattr(args, "content", None) is not None:
