@@ -218,6 +218,11 @@ def test_control_bytes_never_reach_pages(tmp_path: Path) -> None:
     assert shown and not any(re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", s) for s in shown)
     assert games[0].white == "A\ufffd\ufffd[31mB"
     assert any("control characters replaced" in p.reason for p in problems)
+    # The file's name too.
+    path.rename(tmp_path / "garb\x1bage.pgn")
+    result = read_collection(tmp_path, AliasTable({}), TC)
+    assert {g.source for g in result.games} == {"garb\ufffdage.pgn"}
+    assert {p.source for p in result.problems} == {"garb\ufffdage.pgn"}
 
 
 def test_time_control_classes() -> None:

@@ -382,6 +382,11 @@ def read_file(
     return games, problems
 
 
+def _source(path: Path, base: Path) -> str:
+    """The file's name on pages: its path under ``base``, control characters replaced."""
+    return printable(path.relative_to(base).as_posix())
+
+
 def read_collection(
     games_dir: Path,
     aliases: AliasTable,
@@ -400,9 +405,9 @@ def read_collection(
     paths = sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
     prefetch = getattr(reader, "prefetch", None)
     if prefetch is not None:  # a cached reader parses the new files in parallel first
-        prefetch([(p, p.relative_to(base).as_posix()) for p in paths], os.cpu_count() or 1)
+        prefetch([(p, _source(p, base)) for p in paths], os.cpu_count() or 1)
     for path in paths:
-        source = path.relative_to(base).as_posix()
+        source = _source(path, base)
         games, problems = reader(path, source, aliases, tc_rules)
         result.problems.extend(problems)
         accepted = 0
