@@ -147,7 +147,7 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     """
     from site_builder.analysis.cache import EvalCache
     from site_builder.analysis.positions import analysed_plies, game_plies, missing_tasks
-    from site_builder.analysis.spec import pv_key
+    from site_builder.analysis.spec import engine_identity
     from site_builder.build import build_cache_dir, identify_engine, make_spec
     from site_builder.ingest.names import AliasTable
     from site_builder.ingest.pgn import read_file
@@ -169,13 +169,13 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     shutil.copyfile(new, content / "games" / new.name)
     games, _ = read_file(new, new.name, AliasTable({}), settings.time_control)
     assert STOCKFISH is not None
-    spec = make_spec(settings, identify_engine(STOCKFISH))
+    spec = make_spec(settings, identify_engine(STOCKFISH), engine_identity(STOCKFISH))
     first = settings.analysis.first_move
     wanted = [
         (p.position, p.played) for g in games for p in analysed_plies(game_plies(g, first), first)
     ]
     with EvalCache(cache) as c:
-        uncached = {pos for pos, _ in wanted if pv_key(spec, pos) not in c}
+        uncached = {pos for pos, _ in wanted if c.lookup(spec, pos) is None}
         tasks, _hits = missing_tasks(wanted, spec, c)
     # Positions whose lines are new, plus cached ones whose played move needs its own search.
     assert len(uncached) > 1000 and len(tasks) >= len(uncached)
