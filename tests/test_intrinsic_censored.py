@@ -195,6 +195,9 @@ def test_turns_from_moves_counts_every_legal_move() -> None:
     assert sp.played[1] == 1
     # the tails: 29 − 3 listed − 1 outside = 25 moves, and 29 − 3 = 26
     assert sp.counts[0].sum() - 4 == 25 and sp.counts[1].sum() - 3 == 26
+    # rows cached before the move table had its "legal" column: counted from the position
+    again, _ = I.turns_from_moves(moves.assign(legal=[np.nan, 29.0]), cfg)
+    assert np.array_equal(again.counts, sp.counts)
 
 
 def test_stacking_per_game_turns_keeps_the_counts() -> None:
@@ -209,3 +212,22 @@ def test_stacking_per_game_turns_keeps_the_counts() -> None:
     assert both.counts.tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 7.0]]
     assert both.valid.tolist() == [[True, True, False], [True, True, True]]
     assert both.delta[0, 2] == np.inf
+
+
+def test_move_table_carries_the_legal_move_count(small_site) -> None:  # type: ignore[no-untyped-def]
+    """The legal-move count comes with every analysed move (counted where the game is
+    replayed) and agrees with the position; a forced move is one with a single legal move."""
+    from site_builder.analysis.spec import board_from_key
+
+    moves = small_site.moves
+    assert (moves["legal"] >= 1).all()
+    sample = moves.iloc[:: max(len(moves) // 300, 1)]
+    for key, legal, forced in zip(
+        sample["position"], sample["legal"], sample["forced"], strict=True
+    ):
+        assert board_from_key(key).legal_moves.count() == legal
+        assert forced == (legal == 1)
+    # the intrinsic turns count them all: listed, the played one outside, and the tail
+    sp, _ = I.turns_from_moves(moves, IntrinsicSection())
+    sel = I.select_turns(moves, IntrinsicSection())
+    assert np.array_equal(sp.counts.sum(axis=1), sel["legal"].to_numpy(dtype=float))

@@ -25,11 +25,7 @@ class Ply:
     san: str
     forced: bool  # the only legal move
     repetition: bool  # position occurred earlier in the game
-
-
-def _only_move(board: chess.Board) -> bool:
-    moves = board.generate_legal_moves()
-    return next(moves, None) is not None and next(moves, None) is None
+    legal: int = 0  # legal moves in the position (0 when not keyed)
 
 
 def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
@@ -46,6 +42,7 @@ def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
         move = chess.Move.from_uci(uci)
         keyed = keys_from is not None and board.fullmove_number >= keys_from
         rep_key = board._transposition_key()
+        legal = board.legal_moves.count() if keyed else 0
         out.append(
             Ply(
                 ply=index,
@@ -54,8 +51,9 @@ def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
                 position=position_key(board) if keyed else "",
                 played=uci,
                 san=sans[index] if sans else "",
-                forced=_only_move(board) if keyed else False,
+                forced=legal == 1,
                 repetition=rep_key in seen,
+                legal=legal,
             )
         )
         seen.add(rep_key)

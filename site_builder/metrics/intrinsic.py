@@ -206,10 +206,21 @@ def select_turns(moves: pd.DataFrame, cfg: IntrinsicSection) -> pd.DataFrame:
     return moves[keep]
 
 
-def legal_moves(positions: pd.Series) -> IntArray:
-    """Legal moves of each turn's position (from its cache key; 0 when it has none)."""
+def legal_moves(turns: pd.DataFrame) -> IntArray:
+    """Legal moves of each turn's position: the move table's ``legal`` column, else (a table
+    without it, or rows cached before it existed) counted from the position's cache key; 0
+    when neither is known."""
+    known = (
+        pd.to_numeric(turns["legal"], errors="coerce").fillna(0).to_numpy(dtype=np.int64)
+        if "legal" in turns
+        else np.zeros(len(turns), dtype=np.int64)
+    )
+    keys = turns["position"].tolist() if "position" in turns else [""] * len(turns)
     return np.array(
-        [board_from_key(key).legal_moves.count() if key else 0 for key in positions.tolist()],
+        [
+            n if n > 0 else (board_from_key(key).legal_moves.count() if key else 0)
+            for n, key in zip(known.tolist(), keys, strict=True)
+        ],
         dtype=np.int64,
     )
 
@@ -221,7 +232,7 @@ def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spread
     scores, played = candidate_scores(sel, cfg.lines)
     listed = np.minimum(sel["line_scores"].map(len).to_numpy(dtype=np.int64), cfg.lines)
     outside = (played >= listed).astype(np.int64)
-    unseen = np.maximum(legal_moves(sel["position"]) - listed - outside, 0)
+    unseen = np.maximum(legal_moves(sel) - listed - outside, 0)
     spreads = spreads_from_matrix(scores, played, cfg.tie_penalty_pawns, listed, unseen)
     meta = sel[TURN_COLUMNS].reset_index(drop=True)
     meta["outside"] = (outside > 0).tolist()
