@@ -285,3 +285,21 @@ def test_salvage_of_an_unreadable_file_starts_afresh(
     assert len(asides) == 1 and asides[0].read_bytes().startswith(b"garbage")
     with diskcache.Cache(str(cache_dir)) as fresh:  # a working cache again
         assert len(fresh) == 0
+
+
+def test_only_a_damaged_database_is_called_corrupt() -> None:
+    """A read-only, locked or full evaluation cache is not sent to `doctor --salvage`."""
+    import sqlite3
+
+    from site_builder.analysis.cache import is_corrupt
+
+    def error(kind: type[sqlite3.DatabaseError], text: str, code: int) -> sqlite3.DatabaseError:
+        exc = kind(text)
+        exc.sqlite_errorcode = code  # type: ignore[attr-defined]
+        return exc
+
+    assert is_corrupt(error(sqlite3.DatabaseError, "database disk image is malformed", 11))
+    assert is_corrupt(error(sqlite3.DatabaseError, "file is not a database", 26))
+    assert not is_corrupt(error(sqlite3.OperationalError, "attempt to write a readonly database", 8))
+    assert not is_corrupt(error(sqlite3.OperationalError, "database or disk is full", 13))
+    assert not is_corrupt(error(sqlite3.OperationalError, "database is locked", 5))

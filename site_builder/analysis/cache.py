@@ -49,6 +49,16 @@ def corrupt_message(directory: Path, exc: BaseException) -> str:
     )
 
 
+def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), not read-only,
+    locked or on a full disk: those are reported as such by the command line."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 def _guarded(method: Callable[P, R]) -> Callable[P, R]:
     """Turn SQLite's 'database disk image is malformed' into a message saying what to do."""
 
@@ -57,6 +67,8 @@ def _guarded(method: Callable[P, R]) -> Callable[P, R]:
         try:
             return method(*args, **kwargs)
         except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
             self = args[0]
             assert isinstance(self, EvalCache)
             raise CacheCorruptError(corrupt_message(self.directory, exc)) from exc
@@ -74,6 +86,8 @@ class EvalCache:
         try:
             self._cache = diskcache.Cache(str(directory), **_SETTINGS)
         except sqlite3.DatabaseError as exc:
+            if not is_corrupt(exc):
+                raise
             raise CacheCorruptError(corrupt_message(directory, exc)) from exc
 
     @_guarded
