@@ -300,6 +300,7 @@ def test_only_a_damaged_database_is_called_corrupt() -> None:
 
     assert is_corrupt(error(sqlite3.DatabaseError, "database disk image is malformed", 11))
     assert is_corrupt(error(sqlite3.DatabaseError, "file is not a database", 26))
-    assert not is_corrupt(error(sqlite3.OperationalError, "attempt to write a readonly database", 8))
+    readonly = error(sqlite3.OperationalError, "attempt to write a readonly database", 8)
+    assert not is_corrupt(readonly)
     assert not is_corrupt(error(sqlite3.OperationalError, "database or disk is full", 13))
     assert not is_corrupt(error(sqlite3.OperationalError, "database is locked", 5))
