@@ -344,8 +344,13 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from site_builder import __version__
     from site_builder.families import all_families
     from site_builder.render import intrinsic_pages
-    from site_builder.render.writer import environment, page_bytes, write_file
+    from site_builder.render.writer import WORK, environment, page_bytes, write_file
+    from site_builder.targets import OUTPUT_RECORD, check_location, output_record, write_record
 
+    # The pages go into a site this tool made (or an empty folder), never elsewhere.
+    protected = builder.protected_folders(args.content, _cache_dir(args))
+    check_location(args.output, "output", protected)
+    previous = output_record(args.output, WORK)
     changes: dict[str, object] = {}
     if args.method:
         changes["fit"] = args.method
@@ -383,5 +388,6 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
             continue
         data = page_bytes(page, env, common)
         write_file(args.output, page.path, data)
+    write_record(args.output, OUTPUT_RECORD, previous | wanted)
     print(f"Wrote {', '.join(sorted(wanted))} to {args.output}.")
     return 0

@@ -42,3 +42,23 @@ def test_calibrate_prints_and_writes_the_calibration(
     by_post = {r["milepost"]: r for r in rows}
     assert by_post[2700]["turns"] > 1000 and by_post[2700]["s"] is not None
     assert by_post[2000]["status"].startswith("too few turns")
+
+
+def test_calibrate_refuses_a_folder_it_did_not_make(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like build: `calibrate --output DIR` writes only into a site it made or an empty folder,
+    and records what it wrote there."""
+    mine = tmp_path / "mydocs"
+    mine.mkdir()
+    (mine / "thesis.txt").write_text("mine")
+    common = ["--content", str(DATA / "small-site"), "--cache", str(tmp_path / "cache")]
+    assert main(["calibrate", *common, "--output", str(mine), "--no-progress"]) == 2
+    assert "not made by site-builder" in capsys.readouterr().err
+    assert sorted(p.name for p in mine.iterdir()) == ["thesis.txt"]
+    assert main(["calibrate", *common, "--output", str(DATA / "small-site")]) == 2
+    assert "refusing to use" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert main(["calibrate", *common, "--output", str(out), "--no-progress"]) == 0
+    record = json.loads((out / "site-builder.json").read_text(encoding="utf-8"))
+    assert "calibration.html" in record["files"]
