@@ -7,7 +7,7 @@ import sys
 
 from bench.common import machine
 
-ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental"]
+ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental", "scale"]
 
 
 def main(argv: list[str]) -> int:

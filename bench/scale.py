@@ -1,0 +1,248 @@
+"""Scale: the whole build on corpora of N times the demo (issue 17).
+
+Each corpus copies the demo's PGN files N times, the player and event names of copy k
+suffixed with " x{k}" (copy 1 keeps the demo's names), and optionally the years of copy k
+shifted by (k - 1) * BENCH_SCALE_SHIFT_YEARS. The moves are the demo's, so every position is
+already in the shipped analysis and no engine runs. For each N the benchmark builds cold (a
+new cache), rebuilds with nothing changed, then adds one tournament (its analysis made once
+beforehand, so engine time is excluded) and rebuilds. Each build is a `site-builder build`
+process; its peak memory is the largest sum of RSS over the whole process tree (workers
+included), sampled every 0.1 s.
+
+Judged by: ms of wall time per game of the cold build at the largest N (target 8 ms), the
+peak RSS at the largest N (target 4 GB) and its growth from the second-largest N (target
+30%), the no-change rebuild (target 10 s) and the added tournament (target 20 s). Time and
+memory are fitted against games (least squares, a + b * games) and extrapolated to 1,000,000
+games.
+
+`python -m bench scale` runs N = 1, 3, 10, 30 (hours on 2 cores today);
+`BENCH_SCALE_SIZES=1,3 python -m bench scale` runs fewer. Corpora are made in a temporary
+folder (BENCH_SCALE_DIR to keep them elsewhere) and deleted at the end, never committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from bench.common import CONTENT, ROOT
+
+NEW = ROOT / "tests" / "data" / "new-tournament"
+_TAG = re.compile(r'^\[(White|Black|Event|Date|EventDate) "(.*)"\]\s*$')
+_YEAR = re.compile(r"^(\d{4})")
+
+
+@dataclass
+class Run:
+    wall: float
+    peak_rss: int
+    phases: dict[str, float] = field(default_factory=dict)
+    files: int = 0
+    size: int = 0
+
+
+def _suffixed(line: str, k: int, shift: int) -> str:
+    m = _TAG.match(line)
+    if m is None:
+        return line
+    tag, value = m.groups()
+    if tag in ("White", "Black", "Event"):
+        value = f"{value} x{k}" if value and value != "?" else value
+    elif shift:
+        y = _YEAR.match(value)
+        if y:
+            value = f"{int(y.group(1)) + shift:04d}{value[4:]}"
+    return f'[{tag} "{value}"]\n'
+
+
+def _aliases(text: str, k: int) -> str:
+    """The alias file with every quoted name suffixed like the copy's PGN."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("#"):
+            out.append(line)
+        else:
+            out.append(re.sub(r'"([^"]+)"', lambda m: f'"{m.group(1)} x{k}"', line))
+    return "".join(out)
+
+
+def make_corpus(root: Path, copies: int, shift_years: int = 0) -> tuple[Path, int]:
+    """A content folder of ``copies`` renamed copies of the demo's games; (folder, games)."""
+    content = root / "content"
+    (content / "games").mkdir(parents=True)
+    shutil.copyfile(CONTENT / "site.toml", content / "site.toml")
+    (content / "analysis").symlink_to(CONTENT / "analysis")
+    demo_aliases = (CONTENT / "aliases.toml").read_text(encoding="utf-8")
+    aliases = [demo_aliases]
+    games = 0
+    for k in range(1, copies + 1):
+        if k > 1:
+            aliases.append(_aliases(demo_aliases, k))
+        for src in sorted((CONTENT / "games").rglob("*")):
+            rel = src.relative_to(CONTENT / "games")
+            dst = content / "games" / f"copy{k:03d}" / rel
+            if src.is_dir():
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.suffix.lower() != ".pgn":
+                shutil.copyfile(src, dst)
+                continue
+            text = src.read_text(encoding="utf-8", errors="surrogateescape")
+            if k > 1:
+                shift = (k - 1) * shift_years
+                text = "".join(_suffixed(line, k, shift) for line in text.splitlines(True))
+            dst.write_text(text, encoding="utf-8", errors="surrogateescape")
+            games += sum(1 for line in text.splitlines() if line.startswith("[Event "))
+    (content / "aliases.toml").write_text("\n".join(aliases), encoding="utf-8")
+    return content, games
+
+
+def _tree_rss(proc: psutil.Process) -> int:
+    total = 0
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            total += p.memory_info().rss
+    return total
+
+
+def timed_build(content: Path, output: Path, cache: Path) -> Run:
+    """One `site-builder build` process: wall time, peak tree RSS, its phases, the output."""
+    command = [sys.executable, "-m", "site_builder", "build", "--no-progress"]
+    command += ["--content", str(content), "--output", str(output), "--cache", str(cache)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    watched = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss(watched))
+        time.sleep(0.1)
+    wall = time.perf_counter() - start
+    printed = proc.stdout.read() if proc.stdout else ""
+    if proc.returncode != 0:
+        raise RuntimeError(f"build failed ({proc.returncode}):\n{printed[-3000:]}")
+    phases = {}
+    for line in printed.splitlines():
+        if line.startswith("Time: "):
+            for part in line[6:].rstrip(".").split(", "):
+                name, secs, _unit = part.rsplit(" ", 2)
+                phases[name] = float(secs)
+    files = [p for p in output.rglob("*") if p.is_file()]
+    return Run(wall, peak, phases, len(files), sum(p.stat().st_size for p in files))
+
+
+def _dirs(content: Path, cache: Path) -> list[str]:
+    return ["--content", str(content), "--cache", str(cache)]
+
+
+def _analyse_new_tournament(work: Path) -> Path:
+    """The added tournament's analysis, made once, as a file every corpus imports."""
+    content = work / "new-only"
+    (content / "games").mkdir(parents=True)
+    shutil.copyfile(CONTENT / "site.toml", content / "site.toml")
+    for pgn in NEW.glob("*.pgn"):
+        shutil.copyfile(pgn, content / "games" / pgn.name)
+    cache = work / "new-cache"
+    subprocess.run(
+        [sys.executable, "-m", "site_builder", "analyse", "--no-progress", *_dirs(content, cache)],
+        check=True,
+        capture_output=True,
+    )
+    out = work / "new-tournament.jsonl.gz"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "site_builder",
+            "analysis",
+            "export",
+            str(out),
+            *_dirs(content, cache),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def _fit(x: list[float], y: list[float], at: float) -> tuple[float, float, float]:
+    """Least squares y = a + b x; (a, b, y at ``at``)."""
+    if len(x) < 2:
+        return float("nan"), float("nan"), float("nan")
+    b, a = np.polyfit(np.array(x, float), np.array(y, float), 1)
+    return float(a), float(b), float(a + b * at)
+
+
+def main() -> dict[str, float]:
+    sizes = [int(s) for s in os.environ.get("BENCH_SCALE_SIZES", "1,3,10,30").split(",")]
+    shift = int(os.environ.get("BENCH_SCALE_SHIFT_YEARS", "0"))
+    base = Path(os.environ.get("BENCH_SCALE_DIR") or tempfile.mkdtemp(prefix="bench-scale-"))
+    print("scale: cold build, no-change rebuild and one added tournament at N x the demo")
+    new_analysis = _analyse_new_tournament(base)
+    rows = []
+    print(
+        f"{'N':>3} {'games':>8} {'cold s':>8} {'ms/game':>8} {'peak GB':>8} "
+        f"{'no-change s':>11} {'GB':>5} {'+tournament s':>13} {'GB':>5} {'files':>8} {'MB':>7}"
+    )
+    for n in sizes:
+        work = base / f"x{n}"
+        content, games = make_corpus(work, n, shift)
+        output, cache = work / "output", work / "cache"
+        cold = timed_build(content, output, cache)
+        again = timed_build(content, output, cache)
+        for pgn in NEW.glob("*.pgn"):
+            shutil.copyfile(pgn, content / "games" / pgn.name)
+        analysis = work / "analysis-plus"
+        analysis.mkdir()
+        for f in (CONTENT / "analysis").glob("*.jsonl.gz"):
+            (analysis / f.name).symlink_to(f)
+        shutil.copyfile(new_analysis, analysis / "new-tournament.jsonl.gz")
+        (content / "analysis").unlink()
+        (content / "analysis").symlink_to(analysis)
+        added = timed_build(content, output, cache)
+        added_s = added.wall - added.phases.get("analysis", 0.0)
+        rows.append((n, games, cold, again, added, added_s))
+        print(
+            f"{n:>3} {games:>8} {cold.wall:>8.1f} {1000 * cold.wall / games:>8.2f} "
+            f"{cold.peak_rss / 1e9:>8.2f} {again.wall:>11.1f} {again.peak_rss / 1e9:>5.2f} "
+            f"{added_s:>13.1f} {added.peak_rss / 1e9:>5.2f} {cold.files:>8} "
+            f"{cold.size / 1e6:>7.0f}",
+            flush=True,
+        )
+        print("    cold phases: " + ", ".join(f"{k} {v:.1f}" for k, v in cold.phases.items()))
+        shutil.rmtree(work, ignore_errors=True)
+    games = [float(r[1]) for r in rows]
+    _, t_slope, t_million = _fit(games, [r[2].wall for r in rows], 1e6)
+    _, m_slope, m_million = _fit(games, [float(r[2].peak_rss) for r in rows], 1e6)
+    print(
+        f"fit: {1000 * t_slope:.2f} ms and {m_slope / 1e3:.0f} KB per game; at 1,000,000 games "
+        f"{t_million / 3600:.1f} h and {m_million / 1e9:.1f} GB"
+    )
+    result = {"ms_per_game": 1000 * rows[-1][2].wall / rows[-1][1]}
+    result["peak_gb"] = rows[-1][2].peak_rss / 1e9
+    if len(rows) > 1:
+        growth = rows[-1][2].peak_rss / rows[-2][2].peak_rss - 1
+        result["rss_growth"] = growth
+        print(f"peak RSS growth from {rows[-2][0]}x to {rows[-1][0]}x: {100 * growth:.0f}%")
+    print(
+        f"judged by: {result['ms_per_game']:.2f} ms per game (target 8), peak "
+        f"{result['peak_gb']:.2f} GB (target 4), no-change {rows[-1][3].wall:.1f} s (target 10), "
+        f"+ tournament {rows[-1][5]:.1f} s (target 20)"
+    )
+    if "BENCH_SCALE_DIR" not in os.environ:
+        shutil.rmtree(base, ignore_errors=True)
+    return result
