@@ -4,7 +4,8 @@ Positions: from the demo's calibration games (content/games/calibration/*.pgn), 
 on, not forced, not a repetition, |e_best| <= 300 cp in the shipped depth-10 analysis; a
 seeded sample of ``PER_FILE`` per file. Each is searched at depth 10 (Threads 1, Hash 16,
 the shipped analysis's setting) with MultiPV = its number of legal moves, so every legal
-move gets a score. Run from the repository root: ``.venv/bin/python tests/data/full_spreads/make.py``.
+move gets a score; the hash is cleared between positions (a new game each). Run from the
+repository root: ``.venv/bin/python tests/data/full_spreads/make.py``.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ def main() -> None:
                     rep = board.epd() in seen
                     seen.add(board.epd())
                     n = board.legal_moves.count()
-                    if board.fullmove_number >= 9 and not rep and n >= 2:
-                        if k in best and abs(best[k]) <= 300:
-                            pool.append(k)
+                    usable = board.fullmove_number >= 9 and not rep and n >= 2
+                    if usable and k in best and abs(best[k]) <= 300:
+                        pool.append(k)
                     board.push(move)
         pool = sorted(set(pool))
         picked += [(pgn.stem, k) for k in rng.sample(pool, PER_FILE)]
@@ -73,10 +74,10 @@ def main() -> None:
         epd, clock = k.rsplit(" ", 1)
         board = chess.Board(f"{epd} {clock} 1")
         n = board.legal_moves.count()
-        infos = engine.analyse(board, chess.engine.Limit(depth=10), multipv=n)
+        # a new ``game`` object makes python-chess send ucinewgame first
+        infos = engine.analyse(board, chess.engine.Limit(depth=10), multipv=n, game=object())
         scores = sorted((cp(i["score"], board.turn) for i in infos), reverse=True)
         rows.append({"source": source, "p": k, "legal": n, "scores": scores})
-        engine.protocol.send_line("ucinewgame")
     engine.quit()
     with gzip.GzipFile(OUT, "wb", mtime=0) as out:
         for row in rows:
