@@ -42,16 +42,23 @@ def _content(root: Path, engine: str, extra: str = "") -> Path:
     return make_content(root, {"wc.pgn": _one_game()}, toml)
 
 
-def _no_children() -> list[psutil.Process]:
-    """Child processes still alive a few seconds on (a killed engine takes a moment to go)."""
-    _gone, alive = psutil.wait_procs(psutil.Process().children(recursive=True), timeout=5)
-    return [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+@pytest.fixture
+def no_children_left() -> Any:
+    """Fails the test when a child process it started (an engine) outlives it; children of
+    the test process started before the test (another test's) are not its concern."""
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    new = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+    _gone, alive = psutil.wait_procs(new, timeout=5)  # a killed engine takes a moment to go
+    left = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+    assert left == [], [p.cmdline() for p in left]
 
 
 # --- the handshake -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("mode", ["garbage", "no-handshake"])
+@pytest.mark.usefixtures("no_children_left")
 def test_an_engine_that_never_says_uciok_is_stopped(
     monkeypatch: pytest.MonkeyPatch, mode: str
 ) -> None:
@@ -60,7 +67,6 @@ def test_an_engine_that_never_says_uciok_is_stopped(
     monkeypatch.setattr(engine_mod, "HANDSHAKE_SECONDS", 1.0)
     with pytest.raises(EngineError, match="did not finish the UCI handshake within 1 s"):
         asyncio.run(open_engine(FAKE, 16, 1))
-    assert _no_children() == []
 
 
 def test_a_garbage_engine_fails_the_build_with_a_message(
@@ -100,6 +106,7 @@ def _positions(n: int) -> list[str]:
     return keys
 
 
+@pytest.mark.usefixtures("no_children_left")
 def test_an_engine_that_never_answers_go_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
     # Seen: deadline × 3 tries for every position, no give-up (1.9 h for 2 games).
     monkeypatch.setenv("FAKE_MODE", "silent-go")
@@ -113,7 +120,6 @@ def test_an_engine_that_never_answers_go_is_given_up(monkeypatch: pytest.MonkeyP
     assert "site-builder doctor" in message
     # Two engines each stop after their position in flight: far fewer than 40 positions.
     assert len(written) <= 2 and sum(written) == 0
-    assert _no_children() == []
 
 
 def test_one_bad_position_does_not_stop_the_pool(monkeypatch: pytest.MonkeyPatch) -> None:
