@@ -9,7 +9,7 @@ import fnmatch
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -397,8 +397,10 @@ def prepare(
     echo: Echo = print,
     scheduler: str | None = None,
     build_cache: BuildCache | None = None,
+    previous_slugs: Mapping[str, str] | None = None,
 ) -> SiteData | None:
-    """Ingest and analyse; the site's inputs (None when ``analyse_only``).
+    """Ingest and analyse; the site's inputs (None when ``analyse_only``). ``previous_slugs``
+    (the output's last build: player name → slug) keeps existing players' addresses.
 
     The plies and move rows, loaded in bulk, are frozen out of the garbage collector's scans
     (``gc.freeze``) until ``gc.unfreeze()``, which :func:`build` calls at its end.
@@ -417,6 +419,7 @@ def prepare(
             progress,
             echo,
             scheduler,
+            previous_slugs,
         )
     with BuildCache(build_cache_dir(cache_dir)) as own_cache:
         return _prepare(
@@ -430,6 +433,7 @@ def prepare(
             progress,
             echo,
             scheduler,
+            previous_slugs,
         )
 
 
@@ -444,6 +448,7 @@ def _prepare(
     progress: bool,
     echo: Echo,
     scheduler: str | None,
+    previous_slugs: Mapping[str, str] | None = None,
 ) -> SiteData | None:
     result = ingest(content_dir, settings, build_cache)
     games = sorted(result.games, key=lambda g: (g.date.sort_key, g.source, g.line))
@@ -538,6 +543,7 @@ def _prepare(
         not_analysed,
         stats,
         AliasTable.load(content_dir / settings.content.aliases),
+        previous_slugs,
     )
     site.fingerprints = fingerprints
     clock.lap("moves")
@@ -905,6 +911,8 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
         "problems": digest([dataclasses.astuple(p) for p in site.problems]),
     }
     new["inputs"] = digest({k: v for k, v in new.items()})
+    # Not an input: the addresses the next build keeps (see render.slugs.slug_rank).
+    new["player_slugs"] = dict(sorted(site.player_slugs.items()))
     return new
 
 
@@ -973,6 +981,7 @@ def build(
             echo=echo,
             scheduler=scheduler,
             build_cache=build_cache,
+            previous_slugs=old.get("player_slugs") if not analyse_only else None,
         )
         if site is None:
             return stats
@@ -1049,9 +1058,11 @@ def make_site(
     not_analysed: dict[str, str],
     stats: BuildStats,
     aliases: AliasTable | None = None,
+    previous_slugs: Mapping[str, str] | None = None,
 ) -> SiteData:
-    """The site's data; ``aliases`` (the alias table) decides who keeps a shared plain slug
-    and suggests alias lines for names that normalise alike (see render.slugs)."""
+    """The site's data; ``aliases`` (the alias table) and ``previous_slugs`` (the output's
+    last build) decide who keeps a shared plain slug, and the alias table suggests alias
+    lines for names that normalise alike (see render.slugs)."""
     aliases = aliases or AliasTable({})
     if settings.site.as_of:
         as_of = PgnDate.parse(settings.site.as_of)
@@ -1083,7 +1094,7 @@ def make_site(
         moves=moves,
         analysed=analysed,
         not_analysed=not_analysed,
-        player_slugs=unique_slugs(names, aliases.listed),
+        player_slugs=unique_slugs(names, aliases.listed, previous_slugs),
         event_slugs=unique_slugs(events),
         facts=facts,
         elos=fill_elos(games, settings.results.elo_fill_months, event_key),

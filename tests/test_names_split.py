@@ -102,3 +102,35 @@ def test_new_tournament_with_a_near_duplicate_name(tmp_path: Path) -> None:
     assert not list((out / "players").glob("vachier-lagrave-maxime-*.html"))
     assert page.is_file()
     assert "Names that may be one player" not in (out / "report.html").read_text("utf-8")
+
+
+def test_the_last_builds_owner_keeps_the_plain_slug() -> None:
+    """A fuller spelling that appears later does not take the address of the existing one."""
+    names = ["Vachier Lagrave, Maxime", "Vachier-Lagrave, Maxime"]
+    first_build = {"Vachier Lagrave, Maxime": "vachier-lagrave-maxime"}
+    slugs = unique_slugs(names, (), first_build)
+    assert slugs["Vachier Lagrave, Maxime"] == "vachier-lagrave-maxime"
+    assert slugs["Vachier-Lagrave, Maxime"].startswith("vachier-lagrave-maxime-")
+    assert unique_slugs(names, (), slugs) == slugs  # and in every later build
+    # Without a last build (a fresh output folder) the rule alone decides.
+    assert unique_slugs(names)["Vachier-Lagrave, Maxime"] == "vachier-lagrave-maxime"
+
+
+def test_a_fuller_spelling_added_later_keeps_the_existing_address(tmp_path: Path) -> None:
+    """The reverse of the issue's scenario: the site holds the plainer spelling first."""
+    games = _games_of(SWISS, "Vachier-Lagrave, Maxime").replace(
+        '"Vachier-Lagrave, Maxime"', '"Vachier Lagrave, Maxime"'
+    )
+    content = make_content(tmp_path / "site", {"swiss.pgn": games}, NO_ENGINE)
+    out = tmp_path / "out"
+    build_quietly(content, out, tmp_path / "cache")
+    page = out / "players/vachier-lagrave-maxime.html"
+    assert "Vachier Lagrave, Maxime" in page.read_text(encoding="utf-8")
+    fuller = _games_of(NEW, "Vachier Lagrave, Maxime").replace(
+        '"Vachier Lagrave, Maxime"', '"Vachier-Lagrave, Maxime"'
+    )
+    (content / "games" / "sinquefield.pgn").write_text(fuller, encoding="utf-8")
+    build_quietly(content, out, tmp_path / "cache")
+    assert "Vachier Lagrave, Maxime" in page.read_text(encoding="utf-8")  # same address
+    (others,) = (out / "players").glob("vachier-lagrave-maxime-*.html")
+    assert "Vachier-Lagrave, Maxime" in others.read_text(encoding="utf-8")
