@@ -91,7 +91,9 @@ def make_corpus(root: Path, copies: int, shift_years: int = 0) -> tuple[Path, in
             aliases.append(_aliases(demo_aliases, k))
         for src in sorted((CONTENT / "games").rglob("*")):
             rel = src.relative_to(CONTENT / "games")
-            dst = content / "games" / f"copy{k:03d}" / rel
+            # Copies sit beside the originals, so the settings' globs under games/ (the
+            # calibration set, exclusions) take them in as they take the demo's files.
+            dst = content / "games" / rel.parent / (f"x{k}-{rel.name}" if k > 1 else rel.name)
             if src.is_dir():
                 continue
             dst.parent.mkdir(parents=True, exist_ok=True)
