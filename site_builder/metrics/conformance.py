@@ -15,7 +15,6 @@ exactly 0, bin k holds (0.1(k−1), 0.1k], and the last bin everything above ``m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -362,14 +361,3 @@ def x_column(x: float) -> float:
     if not 0 <= i <= MAX_BIN:
         raise ValueError(f"x must lie in 0…{MAX_BIN / 10} pawns, got {x}")
     return float(X_GRID[i])
-
-
-def strength_table(
-    q: pd.DataFrame, r_cum: pd.DataFrame, moves: pd.Series, xs: Sequence[float]
-) -> pd.DataFrame:
-    """Rows (player, year, moves, Q(x)…, R'(x)…) for the given x values."""
-    out = pd.DataFrame({"moves": moves})
-    for x in xs:
-        out[f"Q_{x:.1f}"] = q[x_column(x)]
-        out[f"R_{x:.1f}"] = r_cum[x_column(x)]
-    return out.reset_index()

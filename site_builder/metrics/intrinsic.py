@@ -242,11 +242,6 @@ def turns_from_moves(moves: pd.DataFrame, cfg: IntrinsicSection) -> tuple[Spread
 # --------------------------------------------------------------------------- the model
 
 
-def proxies(delta: FloatArray, s: float, c: float) -> FloatArray:
-    """``y = exp(−(δ/s)^c)``."""
-    return np.asarray(np.exp(-np.minimum((delta / s) ** c, _Z_MAX)), dtype=float)
-
-
 def probabilities(sp: Spreads, s: float, c: float) -> FloatArray:
     """``p_i = p0^(1/y_i)`` with ``Σ_i p_i = 1`` over every legal move of each turn (a column
     standing for k moves gets k·p_i; padding gets 0)."""

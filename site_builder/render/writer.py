@@ -230,21 +230,6 @@ def write_file(staging: Path, path: str, data: bytes) -> None:
     target.write_bytes(data)
 
 
-def copy_assets(staging: Path) -> None:
-    """Local copies of every script and style: the site makes no request off the machine."""
-    import plotly
-
-    assets = staging / "assets"
-    assets.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(
-        Path(plotly.__file__).parent / "package_data" / "plotly.min.js", assets / "plotly.min.js"
-    )
-    static = templates_dir() / "static"
-    for item in sorted(static.iterdir()):
-        if item.is_file():
-            shutil.copyfile(item, assets / item.name)
-
-
 #: The build's working folder inside the output folder: staging, journal and backup live on
 #: the output's own file system, so every move is a rename (a mounted --output included).
 WORK = ".site-builder-work"
