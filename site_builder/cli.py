@@ -13,7 +13,7 @@ from typing import Any
 
 from site_builder import __version__
 from site_builder.config import load_settings
-from site_builder.errors import SiteBuilderError
+from site_builder.errors import SQLITE_FULL, SQLITE_UNWRITABLE, SiteBuilderError, sqlite_code
 
 EPILOG = """\
 Typical use:
@@ -343,12 +343,12 @@ def _os_error_message(exc: OSError, args: argparse.Namespace) -> str:
 def _sqlite_error_message(exc: sqlite3.Error, args: argparse.Namespace) -> str:
     """One line for a failing cache database; SQLite does not say which file, so the
     command's cache folders are named."""
-    code = int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+    code = sqlite_code(exc)
     caches = [(w, p) for w, p in _folders(args) if w.endswith("cache")]
-    if code == 13:  # SQLITE_FULL
+    if code == SQLITE_FULL:
         return _os_error_message(OSError(errno.ENOSPC, str(exc)), args)
     where = " or ".join(f"{p}" for _, p in caches) or "the cache folder"
-    if code in {3, 8, 14} and caches:  # SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN
+    if code in SQLITE_UNWRITABLE and caches:
         from site_builder.incremental import unwritable
 
         return _os_error_message(unwritable(caches[0][1]), args)

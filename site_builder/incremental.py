@@ -28,7 +28,12 @@ from typing import Any
 import diskcache
 
 from site_builder.config import TimeControlSection
-from site_builder.errors import SiteBuilderError
+from site_builder.errors import (
+    SQLITE_DAMAGED,
+    SQLITE_UNWRITABLE,
+    SiteBuilderError,
+    sqlite_code,
+)
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
@@ -41,10 +46,6 @@ _FORMAT_KEY = "build-cache-format"
 #: Value files end in the CRC-32 and length of what precedes, then this tag.
 _TRAILER = struct.Struct("<IQ4s")
 _TAG = b"SBc2"
-#: SQLite's primary result codes (sqlite3.h) that say the database file is damaged.
-_SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
-#: ... and those that say it cannot be written: SQLITE_PERM, SQLITE_READONLY, SQLITE_CANTOPEN.
-_SQLITE_UNWRITABLE = {3, 8, 14}
 
 
 def digest(data: Any) -> str:
@@ -93,10 +94,6 @@ class _Disk(diskcache.Disk):  # type: ignore[misc]
         return pickle.loads(payload)
 
 
-def _sqlite_code(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
-
-
 def _warn(message: str) -> None:
     print(f"site-builder: warning: {message}", file=sys.stderr, flush=True)
 
@@ -129,7 +126,7 @@ def _check_once(db: Path) -> None:
         ) as con:
             verdict = con.execute("PRAGMA quick_check(1)").fetchone()
     except sqlite3.DatabaseError as exc:
-        if _sqlite_code(exc) in _SQLITE_DAMAGED:
+        if sqlite_code(exc) in SQLITE_DAMAGED:
             raise
         return  # cannot look (a read-only disk, a lock): opening it will say what is wrong
     if verdict is None or verdict[0] != "ok":
@@ -160,9 +157,9 @@ class BuildCache:
             directory.mkdir(parents=True, exist_ok=True)
             self._cache = self._open(directory)
         except sqlite3.DatabaseError as exc:
-            if _sqlite_code(exc) in _SQLITE_UNWRITABLE:
+            if sqlite_code(exc) in SQLITE_UNWRITABLE:
                 raise unwritable(directory) from exc
-            if _sqlite_code(exc) not in _SQLITE_DAMAGED:
+            if sqlite_code(exc) not in SQLITE_DAMAGED:
                 raise
             # Derived data: kept aside for the user to look at or delete, and rebuilt.
             target = _aside(directory)
@@ -226,9 +223,9 @@ class BuildCache:
         try:
             return self._cache.get(key, default=None)
         except sqlite3.DatabaseError as exc:
-            if _sqlite_code(exc) in _SQLITE_UNWRITABLE:
+            if sqlite_code(exc) in SQLITE_UNWRITABLE:
                 raise unwritable(self.directory) from exc
-            if _sqlite_code(exc) not in _SQLITE_DAMAGED:
+            if sqlite_code(exc) not in SQLITE_DAMAGED:
                 raise
             raise SiteBuilderError(
                 f"the build cache {self.directory / 'cache.db'} is damaged ({exc}). It only "

@@ -21,7 +21,7 @@ import diskcache
 
 from site_builder.analysis.spec import IMPORTED, AnalysisSpec, move_key, pv_key
 from site_builder.analysis.validate import invalid_reason
-from site_builder.errors import SiteBuilderError
+from site_builder.errors import SQLITE_DAMAGED, SiteBuilderError, sqlite_code
 
 # Never evict: an evaluation costs engine time (METHODS.md 0b: the default evicts at 1 GB).
 _SETTINGS = {"eviction_policy": "none", "size_limit": 2**62, "cull_limit": 0}
@@ -50,13 +50,9 @@ def corrupt_message(directory: Path, exc: BaseException) -> str:
 
 
 def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    """Whether SQLite says the file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), not read-only,
-    locked or on a full disk: those are reported as such by the command line."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (11, 26)
-    text = str(exc)
-    return "malformed" in text or "not a database" in text
+    """Whether SQLite says the file is damaged, not read-only, locked or on a full disk:
+    those are reported as such by the command line."""
+    return sqlite_code(exc) in SQLITE_DAMAGED
 
 
 def _guarded(method: Callable[P, R]) -> Callable[P, R]:
