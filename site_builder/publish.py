@@ -23,6 +23,7 @@ from site_builder.targets import (
     NotBuiltError,
     UnsafeFolderError,
     check_location,
+    entries,
     existing_files,
     inside,
     read_record,
@@ -66,15 +67,6 @@ def site_files(output: Path) -> list[str]:
     return files
 
 
-def _entries(target: Path) -> list[str]:
-    try:
-        return os.listdir(target)
-    except FileNotFoundError:
-        return []
-    except NotADirectoryError:
-        raise UnsafeFolderError(f"{target} is a file, not a folder.") from None
-
-
 def publish(
     output: Path,
     target: Path,
@@ -99,7 +91,7 @@ def publish(
     check_location(output, "output", {})
     files = site_files(output)
     recorded = read_record(target, PUBLISH_RECORD)
-    if recorded is None and _entries(target) and not forced:
+    if recorded is None and entries(target) and not forced:
         raise UnsafeFolderError(
             f"refusing to publish into {target}: it is not empty and holds no "
             f"{PUBLISH_RECORD}, so publish did not make it. Publish into an empty or new "

@@ -143,7 +143,8 @@ def recorded_site(output: Path, work: str) -> set[str] | None:
     return existing_files(output, own)
 
 
-def _entries(folder: Path, ignore: Collection[str]) -> list[str]:
+def entries(folder: Path, ignore: Collection[str] = ()) -> list[str]:
+    """The names in ``folder`` but ``ignore`` (none when it does not exist)."""
     try:
         return sorted(n for n in os.listdir(folder) if n not in ignore)
     except FileNotFoundError:
@@ -175,7 +176,7 @@ def output_record(
     recorded = recorded_site(output, work)
     if recorded is not None:
         return recorded
-    if not _entries(output, {work}):
+    if not entries(output, {work}):
         return set()
     present = [f for f in files_under(output) if not f.startswith(work + "/")]
     foreign = [f for f in present if legacy is None or f not in legacy]
