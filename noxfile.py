@@ -37,5 +37,5 @@ def site(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks; each prints the ratio it is judged by."""
-    session.install("-e", ".[distributed]")
+    session.install("-e", ".[distributed,test]")  # psutil: the scale bench's process-tree RSS
     session.run("python", "-m", "bench", *session.posargs)
