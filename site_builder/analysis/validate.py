@@ -14,6 +14,8 @@ from typing import Any
 
 import chess
 
+from site_builder.analysis.spec import board_from_key
+
 #: The move of a line whose move is unknown (evaluations read from PGN comments).
 UNKNOWN_MOVE = ""
 
@@ -39,49 +41,13 @@ def _score_reason(cp: object, mate: object) -> str | None:
     return None
 
 
-_PIECE_TYPES = {symbol: piece for piece, symbol in enumerate(" pnbrqk") if piece}
-
-
 def _board(position: str) -> chess.Board | None:
-    """The board of a position key (EPD and halfmove clock), or None if it is malformed.
-
-    Reads the piece placement straight into python-chess's bitboards: three times faster
-    than ``chess.Board(fen)``, which dominated the import of a large analysis file.
-    """
+    """The board of a position key (EPD and halfmove clock), or None if it is malformed."""
     parts = position.split(" ")
-    if len(parts) != 5 or not parts[4].isdigit() or parts[1] not in ("w", "b"):
+    if len(parts) != 5 or not parts[4].isdigit():
         return None
-    placement, turn, castling, ep, clock = parts
-    masks = [0] * 7
-    colours = [0, 0]
-    ranks = placement.split("/")
-    if len(ranks) != 8:
-        return None
-    for rank, row in enumerate(ranks):
-        square = (7 - rank) * 8
-        end = square + 8
-        for symbol in row:
-            if symbol in "12345678":
-                square += int(symbol)
-                continue
-            piece = _PIECE_TYPES.get(symbol.lower())
-            if piece is None or square >= end:
-                return None
-            masks[piece] |= 1 << square
-            colours[symbol.isupper()] |= 1 << square
-            square += 1
-        if square != end:
-            return None
-    board = chess.Board(None)
-    board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings = masks[1:]
-    board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = colours[1], colours[0]
-    board.occupied = colours[0] | colours[1]
-    board.promoted = 0
-    board.turn = turn == "w"
-    board.halfmove_clock = int(clock)
     try:
-        board.set_castling_fen(castling)
-        board.ep_square = None if ep == "-" else chess.parse_square(ep)
+        board = board_from_key(position)
     except ValueError:
         return None
     return board if board.is_valid() else None
