@@ -130,6 +130,12 @@ def alias_line(canonical: str, variants: Iterable[str]) -> str:
     return f"{toml_string(canonical)} = [{', '.join(toml_string(v) for v in variants)}]"
 
 
+def spelling_marks(name: str) -> int:
+    """Hyphens, apostrophes, accents and other marks of a spelling: more is the fuller form
+    ("Vachier-Lagrave" against "Vachier Lagrave")."""
+    return sum(1 for c in name if not (c.isascii() and (c.isalnum() or c in " ,")))
+
+
 def near_duplicates(games_by_name: Mapping[str, int], aliases: AliasTable) -> list[NameGroup]:
     """Groups of names (with their game counts) that normalise alike (:func:`alike`), each
     with the aliases.toml line that would merge them. The suggested canonical name is one
@@ -177,7 +183,7 @@ def near_duplicates(games_by_name: Mapping[str, int], aliases: AliasTable) -> li
             return (
                 n not in aliases.listed,
                 initials,
-                -sum(1 for c in n if not (c.isascii() and (c.isalnum() or c in " ,"))),
+                -spelling_marks(n),
                 -games_by_name[n],
                 n,
             )

@@ -7,6 +7,8 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 
+from site_builder.ingest.names import spelling_marks
+
 
 def slugify(text: str) -> str:
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
@@ -23,7 +25,7 @@ def slug_rank(
     address, then the spelling with more hyphens, apostrophes and accents (the fuller form:
     "Vachier-Lagrave" before "Vachier Lagrave"), then the first by code point. A first build
     depends on the names and the alias table alone, not on build order."""
-    marks = sum(1 for c in name if not (c.isascii() and (c.isalnum() or c in " ,")))
+    marks = spelling_marks(name)
     had_it = previous is not None and previous.get(name) == slugify(name)
     return (name not in established, not had_it, -marks, name)
 
