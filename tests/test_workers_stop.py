@@ -4,6 +4,7 @@ since a worker left alive keeps a process from exiting after its last line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -131,3 +132,45 @@ def test_a_settings_error_in_a_build_exits_at_once(tmp_path: Path) -> None:
     assert "[results] gm_min = 150 exceeds gm_max = 70" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_builds_metrics_exits_promptly(tmp_path: Path) -> None:
+    """Ctrl-C end to end: sent once the build has reported its analysis and forked a metrics
+    worker, it gives "Interrupted", exit 130, no traceback and no worker left. (On this small
+    site the worker would finish within seconds anyway; the hour-long worker of
+    test_ctrl_c_while_waiting_for_a_worker_ends_it is what shows the wait is gone.)"""
+    from tests.conftest import DATA
+
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "site_builder", "build", "--no-progress"),
+            *("--content", str(DATA / "small-site"), "--output", str(out), "--cache", str(cache)),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    build = psutil.Process(proc.pid)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # the analysis line comes just before the metrics
+            if line.startswith("Analysis"):
+                break
+        worker = None
+        deadline = time.monotonic() + DEADLINE_S
+        while worker is None and proc.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(psutil.Error):
+                worker = next((c for c in build.children() if "python" in c.name()), None)
+            time.sleep(0.05)
+        if worker is None:
+            pytest.skip("the build forked no worker (one core, or it finished first)")
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=DEADLINE_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err
+    assert _gone(worker.pid)
