@@ -33,6 +33,7 @@ from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.families import all_families
 from site_builder.forked import fork_pool, keep, processes
+from site_builder.frames import forget_memos
 from site_builder.incremental import (
     BuildCache,
     code_digest,
@@ -53,7 +54,6 @@ from site_builder.render.output import (
     write_site,
 )
 from site_builder.render.slugs import unique_slugs
-from site_builder.render.tables import forget_memos
 from site_builder.render.writer import (
     WORK,
     commit_changes,

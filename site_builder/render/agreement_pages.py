@@ -14,10 +14,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from site_builder.frames import records
 from site_builder.metrics import agreement
 from site_builder.metrics.agreement import Correlation
 from site_builder.render import charts
-from site_builder.render.tables import Column, Downloads, download_pages, records
+from site_builder.render.tables import Column, Downloads, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, SiteData
 

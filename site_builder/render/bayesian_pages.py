@@ -13,19 +13,13 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import BayesianSection
+from site_builder.frames import records, records_by, row_hashes_by
 from site_builder.metrics import bayesian, intrinsic
 from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import (
-    Column,
-    download_pages,
-    downloads_of,
-    records,
-    records_by,
-    row_hashes_by,
-)
+from site_builder.render.tables import Column, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import ConformanceSection
+from site_builder.frames import memo_on, records
 from site_builder.metrics import (
     complexity,
     conformance,
@@ -22,14 +23,7 @@ from site_builder.metrics import (
 )
 from site_builder.metrics.conformance import KIND_NAMES, KINDS, SEED_K, X_GRID, LineFit
 from site_builder.render import charts
-from site_builder.render.tables import (
-    Column,
-    Downloads,
-    download_pages,
-    downloads_of,
-    memo_on,
-    records,
-)
+from site_builder.render.tables import Column, Downloads, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 

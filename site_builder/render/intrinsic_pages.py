@@ -12,17 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from site_builder.frames import memo_on, records, records_by
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, Ipr, UnitTable
 from site_builder.render import charts
-from site_builder.render.tables import (
-    Column,
-    download_pages,
-    downloads_of,
-    memo_on,
-    records,
-    records_by,
-)
+from site_builder.render.tables import Column, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData, event_key
 

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from site_builder.frames import records, records_by, row_hashes_by
 from site_builder.metrics import intrinsic, quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
-from site_builder.render.tables import Column, download_pages, records, records_by, row_hashes_by
+from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 

@@ -16,12 +16,13 @@ import pandas as pd
 
 from site_builder.config import ResultsSection
 from site_builder.errors import ConfigError
+from site_builder.frames import records, row_hashes_by
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
 from site_builder.metrics import elo, results, style
 from site_builder.model import GameRecord
 from site_builder.render import charts
-from site_builder.render.tables import records, row_hashes_by, table_files
+from site_builder.render.tables import table_files
 from site_builder.render.writer import Digested, Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 

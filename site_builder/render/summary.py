@@ -17,9 +17,9 @@ from typing import Any
 
 import pandas as pd
 
+from site_builder.frames import memo_on as _memo
+from site_builder.frames import records, records_by
 from site_builder.model import GameRecord
-from site_builder.render.tables import memo_on as _memo
-from site_builder.render.tables import records, records_by
 from site_builder.sitedata import EventColumn, Family, SiteData, SummaryItem
 
 #: z for the two-sided 95% normal interval of a mean.

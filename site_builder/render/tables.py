@@ -11,12 +11,11 @@ import csv
 import io
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-
+from site_builder.frames import plain
 from site_builder.render.writer import Deferred, Digested, Page
 
 
@@ -68,86 +67,6 @@ def table_files(
     ]
 
 
-def _plain(value: Any) -> Any:
-    if value is pd.NA or value is None:
-        return None
-    if hasattr(value, "item"):  # numpy scalar
-        value = value.item()
-    return value
-
-
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows as plain dicts (None for missing values), a column at a time."""
-    if len(frame.columns) == 0:
-        return [{} for _ in range(len(frame))]
-    names = [str(c) for c in frame.columns]
-    columns = []
-    for i in range(len(names)):
-        col = frame.iloc[:, i]
-        values = col.tolist()
-        if col.dtype == object or isinstance(col.dtype, pd.api.extensions.ExtensionDtype):
-            values = [_plain(v) for v in values]  # NA, None and numpy scalars inside
-        columns.append(values)
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
-_MEMO: dict[tuple[int, str], tuple[object, Any]] = {}
-
-
-def memo_on(owner: object, name: str, make: Callable[[], Any]) -> Any:
-    """``make()`` computed once per ``owner`` object (a family's result, a frame) and ``name``."""
-    key = (id(owner), name)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is owner:
-        return hit[1]
-    if len(_MEMO) > 256:
-        _MEMO.clear()
-    value = make()
-    _MEMO[key] = (owner, value)
-    return value
-
-
-def forget_memos() -> None:
-    """Drop what :func:`memo_on` keeps: after a build, its frames and site are garbage."""
-    _MEMO.clear()
-
-
-def records_by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any]]]:
-    """:func:`records` of ``frame`` grouped by the string value of ``column``, in row order;
-    grouped once per frame, so per-page lookups cost a dict access."""
-
-    def group() -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {}
-        for row in records(frame):
-            out.setdefault(str(row[column]), []).append(row)
-        return out
-
-    found: dict[str, list[dict[str, Any]]] = memo_on(frame, f"records_by|{column}", group)
-    return found
-
-
-def row_hashes_by(
-    frame: pd.DataFrame, column: str, columns: Sequence[str] | None = None
-) -> dict[str, bytes]:
-    """A 64-bit hash of each row (of ``columns``, all by default) in row order, grouped by
-    the string value of ``column``: what a page key holds of a table, without the rows as
-    dicts (hashed column-wise, once per frame)."""
-
-    def group() -> dict[str, bytes]:
-        if frame.empty:
-            return {}
-        shown = frame if columns is None else frame[list(columns)]
-        hashes = pd.util.hash_pandas_object(shown, index=False).to_numpy()
-        return {
-            str(value): hashes[at].tobytes()
-            for value, at in frame.groupby(column, sort=False).indices.items()
-        }
-
-    name = f"row_hashes_by|{column}|{'' if columns is None else ','.join(columns)}"
-    found: dict[str, bytes] = memo_on(frame, name, group)
-    return found
-
-
 #: A cell a spreadsheet reads as a formula (or whose leading tab or CR hides one).
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 #: A plain decimal number such as -0.5 or +3: never a formula, kept as is.
@@ -184,13 +103,13 @@ def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
 
 
 def _json_value(v: Any) -> Any:
-    """:func:`_plain`, with NaN as None."""
+    """:func:`frames.plain`, with NaN as None."""
     t = type(v)
     if t is float:
         return None if v != v else v
     if t in _SCALARS:
         return v
-    v = _plain(v)
+    v = plain(v)
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
