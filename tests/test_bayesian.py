@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from site_builder.config import BayesianSection, Settings
+from site_builder.families import bayesian
 from site_builder.metrics import bayesian as B
 from site_builder.metrics.intrinsic import Line
-from site_builder.render import bayesian_pages
 
 
 def test_likelihood_is_the_seed_formula() -> None:
@@ -164,7 +164,7 @@ def test_elo_mapping_is_the_turn_weighted_line_over_the_usable_groups() -> None:
     elo = [2000.0, 2150.0, 2300.0, 2500.0, 1000.0, 2700.0]
     turns = [600, 2000, 900, 700, 300, 800]
     status = ["", "", "", "", "300 turns: below the 500 the Elo mapping needs", ""]
-    line, why = bayesian_pages._mapping(_groups_frame(c, elo, turns, status), SITE)  # type: ignore[arg-type]
+    line, why = bayesian._mapping(_groups_frame(c, elo, turns, status), SITE)  # type: ignore[arg-type]
     assert why == "" and line is not None and line.n == 4
     # weighted least squares by hand: minimise Σ turns·(Elo − a − b·c̄)² over the first four
     x, y, w = (np.array(v[:4], dtype=float) for v in (c, elo, turns))
@@ -176,17 +176,17 @@ def test_elo_mapping_is_the_turn_weighted_line_over_the_usable_groups() -> None:
 def test_elo_mapping_na_with_too_few_groups_or_a_falling_line() -> None:
     need = SITE.settings.intrinsic.min_buckets
     few = _groups_frame([1.0, 1.2, 1.4], [2000.0, 2200.0, 2400.0], [900, 900, 100], ["", "", "x"])
-    line, why = bayesian_pages._mapping(few, SITE)  # type: ignore[arg-type]
+    line, why = bayesian._mapping(few, SITE)  # type: ignore[arg-type]
     assert line is None and why.startswith("n/a: 2 Elo group(s) with at least 500 turns")
     assert why.endswith(f"needs {need}")
     falling = _groups_frame([1.4, 1.2, 1.0], [2000.0, 2200.0, 2400.0], [900] * 3, [""] * 3)
-    line, why = bayesian_pages._mapping(falling, SITE)  # type: ignore[arg-type]
+    line, why = bayesian._mapping(falling, SITE)  # type: ignore[arg-type]
     assert line is None and "does not rise" in why
 
 
 def test_map_puts_the_skill_and_its_region_on_the_elo_line() -> None:
     frame = pd.DataFrame({"c": [1.2, float("nan")], "c_lo": [1.1, 0.9], "c_hi": [1.3, 1.0]})
-    bayesian_pages._map(frame, Line(1000.0, 1000.0, 3))
+    bayesian._map(frame, Line(1000.0, 1000.0, 3))
     assert frame["skill_elo"].iloc[0] == pytest.approx(2200.0)
     assert frame["skill_elo_lo"].tolist() == pytest.approx([2100.0, 1900.0])
     assert frame["skill_elo_hi"].tolist() == pytest.approx([2300.0, 2000.0])
@@ -196,10 +196,10 @@ def test_map_puts_the_skill_and_its_region_on_the_elo_line() -> None:
         frame["skill_elo_lo"].iloc[0] < frame["skill_elo"].iloc[0] < frame["skill_elo_hi"].iloc[0]
     )
     none = pd.DataFrame({"c": [1.2], "c_lo": [1.1], "c_hi": [1.3]})
-    bayesian_pages._map(none, None)
+    bayesian._map(none, None)
     assert none[["skill_elo", "skill_elo_lo", "skill_elo_hi"]].isna().all().all()
     empty = pd.DataFrame(columns=["c", "c_lo", "c_hi"])
-    bayesian_pages._map(empty, Line(1000.0, 1000.0, 3))
+    bayesian._map(empty, Line(1000.0, 1000.0, 3))
     assert {"skill_elo", "skill_elo_lo", "skill_elo_hi"} <= set(empty.columns)
 
 
@@ -287,7 +287,7 @@ def test_table_iii_is_per_elo_group_with_the_bayesian_band(small_site) -> None: 
         bayesian=dataclasses.replace(s.bayesian, group_width=40, side_min_turns=25),
     )
     site = dataclasses.replace(small_site, settings=settings, results={})
-    res = bayesian_pages.compute(site)
+    res = bayesian.compute(site)
     assert res.outcomes
     scopes = {r["scope"] for r in res.outcomes}
     used = res.groups[res.groups["turns"] > 0]["milepost"].tolist()

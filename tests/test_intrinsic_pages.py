@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from site_builder.families import bayesian
 from site_builder.metrics import intrinsic as I
 from site_builder.render import agreement_pages, bayesian_pages, intrinsic_pages, quality_pages
 from site_builder.render.writer import render_pages
@@ -147,7 +148,7 @@ def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: i
     assert list(res["tata"].players["player"]) == list(res["every"].players["player"])
     for s, r in ((tata, res["tata"]), (every, res["every"])):
         s.results["intrinsic"] = r
-    skill = {n: bayesian_pages.compute(s) for n, s in (("every", every), ("tata", tata))}
+    skill = {n: bayesian.compute(s) for n, s in (("every", every), ("tata", tata))}
     assert skill["tata"].groups["turns"].sum() < skill["every"].groups["turns"].sum()
     nothing = intrinsic_pages.compute(none)
     assert "calibration_games" in nothing.calibration.status
