@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from site_builder.config import Settings
+from site_builder.families import agreement as agreement_family
 from site_builder.metrics import agreement
 from site_builder.render import agreement_pages
 from site_builder.render.writer import render_pages
@@ -121,7 +122,7 @@ def test_fide_elo_has_one_source_for_every_player() -> None:
         settings=Settings(),
         moves=moves,
     )
-    res = agreement_pages.compute(site)  # type: ignore[arg-type]
+    res = agreement_family.compute(site)  # type: ignore[arg-type]
     rows = {r["player"]: r for r in res.rows}
     assert set(rows) == {"A", "D"}
     assert rows["A"]["fide"] == pytest.approx(2675.0)  # not 9999 (quality), not 1111 (IPR)
@@ -133,7 +134,7 @@ def test_fide_elo_has_one_source_for_every_player() -> None:
     wider = dataclasses.replace(
         Settings(), quality=dataclasses.replace(Settings().quality, window_months=36)
     )
-    res = agreement_pages.compute(SimpleNamespace(**{**vars(site), "settings": wider}))  # type: ignore[arg-type]
+    res = agreement_family.compute(SimpleNamespace(**{**vars(site), "settings": wider}))  # type: ignore[arg-type]
     assert {r["player"]: r["fide"] for r in res.rows}["A"] == pytest.approx(2450.0)
 
 
@@ -157,7 +158,7 @@ def test_agreement_downloads_have_documented_columns(tmp_path) -> None:  # type:
         settings=Settings(),
         moves=_moves([("A", 24000.0, 2700), ("B", 24000.0, 2650), ("C", 24000.0, 2680)]),
     )
-    site.results["agreement"] = agreement_pages.compute(site)  # type: ignore[arg-type]
+    site.results["agreement"] = agreement_family.compute(site)  # type: ignore[arg-type]
     pages = agreement_pages.pages(site)  # type: ignore[arg-type]
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     out = render_pages(pages, tmp_path, common)
@@ -213,7 +214,7 @@ def test_compute_degrades_without_results_family() -> None:
             [("A", 2020 * 12.0, 2700), ("B", 2020 * 12.0, 2600), ("C", 2020 * 12.0, 2500)]
         ),
     )
-    res = agreement_pages.compute(site)  # type: ignore[arg-type]
+    res = agreement_family.compute(site)  # type: ignore[arg-type]
     assert res.methods == ["quality", "ipr", "fide"]
     assert "improved" in res.missing and "skill" in res.missing
     pair = next(c for c in res.correlations if {c.a, c.b} == {"quality", "fide"})

@@ -14,7 +14,7 @@ from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.spec import AnalysisSpec, pv_key
 from site_builder.build import BuildStats, prepare
 from site_builder.config import load_settings
-from site_builder.render.quality_pages import compute as quality
+from site_builder.families.quality import compute as quality
 from tests.conftest import DATA, make_content
 
 SPEC = AnalysisSpec("Stockfish 15.1", 6, 0, 10, 16, 1)

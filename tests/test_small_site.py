@@ -19,7 +19,7 @@ def test_small_site_has_every_analysed_move(small_site) -> None:  # type: ignore
 
 @requires_engine
 def test_quality_family_on_real_games(small_site) -> None:  # type: ignore[no-untyped-def]
-    from site_builder.render.quality_pages import compute
+    from site_builder.families.quality import compute
 
     res = compute(small_site)
     listed = res.historical[res.historical["status"] == ""]

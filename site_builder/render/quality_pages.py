@@ -1,16 +1,15 @@
-"""The play quality index family: computation entry point, list page, player and game blocks."""
+"""The play quality index family's pages: list page, player and game blocks (the numbers are
+``families.quality``'s)."""
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from site_builder.families import quality
+from site_builder.families.quality import QualityResult
 from site_builder.frames import records, records_by, row_hashes_by
-from site_builder.metrics import intrinsic, quality
 from site_builder.model import GameRecord
 from site_builder.render import charts, summary
 from site_builder.render.tables import Column, download_pages
@@ -42,75 +41,6 @@ LIST_COLUMNS = (
     Column("window_from", "Window from", "first month of the window (year-month)"),
     Column("window_to", "Window to", "last month of the window (year-month)"),
 )
-
-
-@dataclass
-class QualityResult:
-    games: pd.DataFrame  # per (game, player)
-    current: pd.DataFrame  # window ending at the as-of date
-    historical: pd.DataFrame  # each player's window ending at their last game
-    fit: quality.EloFit | None  # quality vs Elo on the historical list
-    negative_deltas: int
-
-    _by_game: dict[str, list[dict[str, Any]]] | None = field(default=None, init=False, repr=False)
-
-    def rows_by_game(self) -> dict[str, list[dict[str, Any]]]:
-        """Per-game rows, grouped once for the game pages."""
-        if self._by_game is None:
-            grouped: dict[str, list[dict[str, Any]]] = {}
-            for row in records(self.games):
-                grouped.setdefault(str(row["game_id"]), []).append(row)
-            self._by_game = grouped
-        return self._by_game
-
-
-def _player(
-    games: pd.DataFrame, at: np.ndarray[Any, Any], site: SiteData
-) -> tuple[list[Any], list[Any]]:
-    """One player's current-list rows and all-time rows, from their game rows (at ``at``)."""
-    cfg = site.settings.quality
-    games = games.iloc[at]
-    return (
-        quality.player_rows(games, cfg, site.as_of_months),
-        quality.player_rows(games, cfg, None),
-    )
-
-
-def compute(site: SiteData) -> QualityResult:
-    cfg = site.settings.quality
-    moves = site.classical_moves
-    # The per-game table for the changed games only, the player indexes per player, so that
-    # a rebuild recomputes only the players whose games changed.
-    key = site.settings.digest("quality")
-    games = site.per_game_rows(
-        "quality",
-        key,
-        moves,
-        functools.partial(quality.game_quality, cfg=cfg),
-        quality.GAME_ORDER,
-    )
-    parts = site.per_players(
-        "quality",
-        key,
-        {
-            str(name): functools.partial(_player, games, at, site)
-            for name, at in intrinsic.group_positions(games, "player").items()
-        },
-    )
-    current, historical = (
-        quality.frame_of_parts([p[i] for p in parts.values()], quality.PLAYER_COLUMNS)
-        for i in range(2)
-    )
-    current = quality.sort_index(current)
-    historical = quality.sort_index(historical)
-    if site.spec is not None and not site.spec.knows_best_move:
-        # Imported [%eval] comments name no best move: no match rate.
-        for frame in (games, current, historical):
-            frame["match_rate"] = float("nan")
-    listed = historical[historical["status"] == ""]
-    fit = quality.quality_vs_elo(listed["index"].tolist(), listed["mean_elo"].tolist())
-    negative = int((site.moves["raw_delta"] < 0).sum()) if not site.moves.empty else 0
-    return QualityResult(games, current, historical, fit, negative)
 
 
 def _list_rows(site: SiteData, frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -248,7 +178,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: QualityResult = site.results["quality"]
-    rows = res.rows_by_game().get(game.game_id, [])
+    rows = records_by(res.games, "game_id").get(game.game_id, [])
     if not rows:
         return []
     return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": rows})]
@@ -261,7 +191,7 @@ def game_inputs(site: SiteData, game: GameRecord) -> Any:
 
 FAMILY = Family(
     name="quality",
-    compute=compute,
+    compute=quality.compute,
     pages=pages,
     nav=(NavItem("Quality index", "index.html"),),
     player_sections=player_sections,
