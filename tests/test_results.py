@@ -12,6 +12,7 @@ import pytest
 
 from site_builder.build import BuildStats, prepare
 from site_builder.config import TimeControlSection, load_settings
+from site_builder.families import results as results_family
 from site_builder.metrics import results
 from site_builder.model import GameRecord, PgnDate
 from site_builder.render import results_pages
@@ -34,7 +35,7 @@ def site_of(root: Path, files: dict[str, Path | str], toml: str = "") -> SiteDat
         echo=lambda s: None,
     )
     assert site is not None
-    site.results["results"] = results_pages.compute(site)
+    site.results["results"] = results_family.compute(site)
     return site
 
 

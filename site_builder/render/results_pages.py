@@ -1,120 +1,82 @@
-"""Results statistics family (METHODS.md §2): improved Elo, rapid and blitz ratings, the
-Fighter Rating, playing style, opening statistics and the rating lists side by side."""
+"""Results statistics family's pages (METHODS.md §2): improved Elo, rapid and blitz ratings,
+the Fighter Rating, playing style, opening statistics and the rating lists side by side, made
+from the result of :func:`site_builder.families.results.compute`."""
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from site_builder.config import ResultsSection
-from site_builder.errors import ConfigError
-from site_builder.frames import records, row_hashes_by
-from site_builder.ingest.eco import lichess_table
-from site_builder.ingest.timecontrol import is_default
-from site_builder.metrics import elo, results, style
+from site_builder.families import results as results_family
+from site_builder.families.results import TIME_CLASSES, ResultsData, latest_tags
+from site_builder.frames import memo_on, records, records_by, row_hashes_by
+from site_builder.metrics import results
 from site_builder.model import GameRecord
 from site_builder.render import charts
 from site_builder.render.tables import table_files
 from site_builder.render.writer import Digested, Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
-_CLASSES = ("classical", "rapid", "blitz")
+
+def _by(res: ResultsData, what: str, column: str, value: str) -> list[dict[str, Any]]:
+    """Records of ``rows`` or ``updates`` whose ``column`` is ``value`` (indexed once)."""
+    frame: pd.DataFrame = getattr(res, what)
+    return records_by(frame, column).get(value, [])
 
 
-@dataclass
-class ResultsData:
-    """What :func:`compute` leaves in ``site.results["results"]``."""
+def _row_keys(res: ResultsData) -> dict[str, bytes]:
+    """player → a 64-bit hash of each of their ``rows`` (in order), ``opening_draw`` left
+    out: what a player page key reads of the rows (indexed once, hashed column-wise)."""
 
-    #: Elo runs: one row per (game, player), ``time_class`` says which run.
-    updates: pd.DataFrame
-    year_end: dict[str, pd.DataFrame]
-    #: One row per (finished game, player): see metrics.results.ROW_COLUMNS.
-    rows: pd.DataFrame
-    eco: pd.DataFrame
-    eco_names: dict[str, str]
-    #: game_id → (eco, "tag" | "moves") for games with an ECO.
-    eco_source: dict[str, tuple[str, str]]
-    scopes: dict[str, results.Scope]
-    #: scope key → every player with a game in the scope (see evaluate_scope).
-    lists: dict[str, pd.DataFrame]
-    classical_years: list[int]
-    rapid_years: list[int]
-    #: Ratings at the as-of date, per class.
-    now: dict[str, dict[str, float]]
-    unrated: dict[str, int] = field(default_factory=dict)
-    #: Games no time-control rule classified: {"total", "files", "games"} for the report.
-    default_classified: dict[str, Any] = field(default_factory=dict)
-    _index: dict[str, Any] = field(default_factory=dict, repr=False)
+    def make() -> dict[str, bytes]:
+        frame = res.rows.drop(columns=["opening_draw"], errors="ignore")
+        return row_hashes_by(frame, "player")
 
-    def __getstate__(self) -> dict[str, Any]:
-        # The lookup indexes are rebuilt on demand; they hold game records (not picklable).
-        return {**self.__dict__, "_index": {}}
+    found: dict[str, bytes] = memo_on(res, "row_keys", make)
+    return found
 
-    def by(self, what: str, column: str, value: str) -> list[dict[str, Any]]:
-        """Records of ``rows`` or ``updates`` whose ``column`` is ``value`` (indexed once)."""
-        name = f"{what}:{column}"
-        if name not in self._index:
-            frame: pd.DataFrame = getattr(self, what)
-            groups: dict[str, list[dict[str, Any]]] = {}
-            for r in records(frame):
-                groups.setdefault(str(r[column]), []).append(r)
-            self._index[name] = groups
-        found: list[dict[str, Any]] = self._index[name].get(value, [])
-        return found
 
-    def row_keys(self) -> dict[str, bytes]:
-        """player → a 64-bit hash of each of their ``rows`` (in order), ``opening_draw`` left
-        out: what a player page key reads of the rows (indexed once, hashed column-wise)."""
-        if "row_keys" not in self._index:
-            frame = self.rows.drop(columns=["opening_draw"], errors="ignore")
-            self._index["row_keys"] = row_hashes_by(frame, "player")
-        found: dict[str, bytes] = self._index["row_keys"]
-        return found
+def _update_keys(res: ResultsData) -> dict[str, bytes]:
+    """player → a 64-bit hash of each of their ``updates`` in the order a page lists them
+    (by ``order``), ``order`` itself left out (indexed once, hashed column-wise)."""
 
-    def update_keys(self) -> dict[str, bytes]:
-        """player → a 64-bit hash of each of their ``updates`` in the order a page lists them
-        (by ``order``), ``order`` itself left out (indexed once, hashed column-wise)."""
-        if "update_keys" not in self._index:
-            frame = self.updates
-            if "order" in frame.columns:
-                frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
-            self._index["update_keys"] = row_hashes_by(frame, "player")
-        found: dict[str, bytes] = self._index["update_keys"]
-        return found
+    def make() -> dict[str, bytes]:
+        frame = res.updates
+        if "order" in frame.columns:
+            frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
+        return row_hashes_by(frame, "player")
 
-    def scope_keys(self) -> dict[str, Digested]:
-        """Each list's scope, as page keys hold it (digested once per build)."""
-        if "scope_keys" not in self._index:
-            self._index["scope_keys"] = {k: Digested(v) for k, v in self.scopes.items()}
-        found: dict[str, Digested] = self._index["scope_keys"]
-        return found
+    found: dict[str, bytes] = memo_on(res, "update_keys", make)
+    return found
 
-    def games(self, site: SiteData) -> dict[str, GameRecord]:
-        if "games" not in self._index:
-            self._index["games"] = site.games_by_id
-        found: dict[str, GameRecord] = self._index["games"]
-        return found
 
-    def statuses(self) -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
-        """player → [(scope key, row, rank or None)] over every list (indexed once)."""
-        if "statuses" not in self._index:
-            out: dict[str, list[tuple[str, dict[str, Any], int | None]]] = {}
-            for key, frame in self.lists.items():
-                order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
-                ranks = {p: i for i, p in enumerate(order["player"], start=1)}
-                for row in records(frame):
-                    out.setdefault(row["player"], []).append((key, row, ranks.get(row["player"])))
-            self._index["statuses"] = out
-        result: dict[str, list[tuple[str, dict[str, Any], int | None]]] = self._index["statuses"]
-        return result
+def _scope_keys(res: ResultsData) -> dict[str, Digested]:
+    """Each list's scope, as page keys hold it (digested once per build)."""
+    found: dict[str, Digested] = memo_on(
+        res, "scope_keys", lambda: {k: Digested(v) for k, v in res.scopes.items()}
+    )
+    return found
+
+
+def _statuses(res: ResultsData) -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
+    """player → [(scope key, row, rank or None)] over every list (indexed once)."""
+
+    def make() -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
+        out: dict[str, list[tuple[str, dict[str, Any], int | None]]] = {}
+        for key, frame in res.lists.items():
+            order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
+            ranks = {p: i for i, p in enumerate(order["player"], start=1)}
+            for row in records(frame):
+                out.setdefault(row["player"], []).append((key, row, ranks.get(row["player"])))
+        return out
+
+    found: dict[str, list[tuple[str, dict[str, Any], int | None]]] = memo_on(res, "statuses", make)
+    return found
 
 
 def changed_settings(cfg: ResultsSection) -> list[dict[str, Any]]:
@@ -125,154 +87,6 @@ def changed_settings(cfg: ResultsSection) -> list[dict[str, Any]]:
         if value != f.default:
             out.append({"key": f.name, "value": value, "default": f.default})
     return out
-
-
-def _check(site: SiteData) -> None:
-    cfg = site.settings.results
-    if cfg.gm_min > cfg.gm_max:
-        raise ConfigError(f"[results] gm_min = {cfg.gm_min} exceeds gm_max = {cfg.gm_max}")
-    bad = sorted(set(cfg.opening_classes) - set(_CLASSES))
-    if bad:
-        raise ConfigError(f"[results] opening_classes: unknown class {bad[0]!r}")
-
-
-def _ecos(games: list[GameRecord]) -> dict[str, tuple[str, str]]:
-    out: dict[str, tuple[str, str]] = {}
-    missing = [g for g in games if g.eco is None]
-    table = lichess_table() if missing else None
-    for g in games:
-        if g.eco is not None:
-            out[g.game_id] = (g.eco, "tag")
-        elif table is not None:
-            found = table.classify(g.moves)
-            if found is not None:
-                out[g.game_id] = (found.eco, "moves")
-    return out
-
-
-def compute(site: SiteData) -> ResultsData:
-    _check(site)
-    cfg = site.settings.results
-    games = site.games
-    as_of = site.as_of_months
-    improved_k = partial(
-        elo.improved_k, numerator=cfg.k_numerator, gm_min=cfg.gm_min, gm_max=cfg.gm_max
-    )
-    k_rules: dict[str, tuple[Callable[[int], float], int]] = {
-        "classical": (improved_k, 0),
-        "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
-        "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
-    }
-    # Sequential runs resume from the last build's, from the earliest changed game on.
-    rules_key = hashlib.sha256(f"{cfg!r}|{site.code}".encode()).hexdigest()[:16]
-    runs: dict[str, pd.DataFrame] = {}
-    resumed: dict[str, tuple[int, int]] = {}
-    for cls, (k_of_gm, since) in k_rules.items():
-        slot = f"elo-run|{cls}|{rules_key}"
-        found = site.memo.get(slot) if site.memo is not None else None
-        run = elo.sequential_run(
-            elo.rated_games(games, cls, since),
-            k_of_gm,
-            cfg.start_elo,
-            cfg.expected_cap,
-            cfg.gm_months,
-            cfg.reseed_months,
-            previous=found[0] if found is not None else None,
-        )
-        if site.memo is not None:
-            site.memo.set(slot, (run,))
-        runs[cls] = run.updates
-        resumed[cls] = (run.resumed_at, len(run.games))
-    site.facts["elo_resumed"] = resumed
-    updates = (
-        pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
-        if any(len(r) for r in runs.values())
-        else runs["classical"].assign(time_class="")
-    )
-    year_end = {c: elo.year_end_ratings(r) for c, r in runs.items()}
-    now = {c: elo.rating_at(r, as_of) for c, r in runs.items()}
-
-    eco_source = _ecos(games)
-    ecos = {gid: e for gid, (e, _) in eco_source.items()}
-    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
-    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
-    # Each game's material figures, reused while the game and [results] are unchanged.
-    material = site.per_game(
-        "results-material",
-        site.settings.digest("results"),
-        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
-    )
-    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
-    rows = results.player_games(games, facts, updates, draw_pct, cfg, site.elos)
-    recs = results.row_records(rows)
-
-    def years_of(cls: str) -> list[int]:
-        sel = rows[(rows["time_class"] == cls) & rows["months"].notna()]
-        return sorted({int(y) for y in sel["year"].dropna()}, reverse=True)
-
-    classical_years, rapid_years = years_of("classical"), years_of("rapid")
-    scopes = results.standard_scopes(cfg, as_of, classical_years)
-    scopes.update(results.fast_scopes(cfg, "rapid", as_of, rapid_years))
-    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
-    lists: dict[str, pd.DataFrame] = {}
-    ye = year_end["classical"]
-    by_class = results.class_rows(recs)
-    for key, scope in scopes.items():
-        notes: dict[str, str] = {}
-        if key in ("current", "fighter"):
-            ratings = now["classical"]
-        elif key == "historic":
-            ratings, notes = results.peak_ratings(ye, cfg.historic_since, None)
-        elif key == "early":
-            ratings, notes = results.peak_ratings(ye, None, cfg.historic_since - 1)
-        elif key.startswith("year-"):
-            ratings = results.year_ratings(ye, int(key[5:]))
-        elif key in ("rapid", "blitz"):
-            ratings = now[key]
-        else:  # rapid-YYYY
-            ratings = results.year_ratings(year_end["rapid"], int(key.split("-")[1]))
-        lists[key] = results.evaluate_scope(
-            results.scope_rows(by_class, scope), scope, ratings, notes, cfg.performance_min_games
-        )
-
-    defaults = [g for g in games if is_default(g.time_class_reason)]
-    per_file = Counter(g.source for g in defaults)
-    default_classified = {
-        "total": len(defaults),
-        "files": sorted(per_file.items()),
-        "games": [(g.label(), site.game_path(g.game_id)) for g in defaults],
-    }
-    unrated = {
-        "undated": sum(1 for g in games if g.date.year is None and g.score_white is not None),
-        "unfinished": sum(1 for g in games if g.score_white is None),
-        "rapid_before": sum(
-            1
-            for g in games
-            if g.time_class == "rapid" and g.date.year is not None and g.date.year < cfg.rapid_since
-        ),
-        "blitz_before": sum(
-            1
-            for g in games
-            if g.time_class == "blitz" and g.date.year is not None and g.date.year < cfg.blitz_since
-        ),
-        "eco_moves": sum(1 for _, s in eco_source.values() if s == "moves"),
-        "eco_none": len(games) - len(eco_source),
-    }
-    return ResultsData(
-        updates=updates,
-        year_end=year_end,
-        rows=rows,
-        eco=eco_stats,
-        eco_names=lichess_table().names,
-        eco_source=eco_source,
-        scopes=scopes,
-        lists=lists,
-        classical_years=classical_years,
-        rapid_years=rapid_years,
-        now=now,
-        unrated=unrated,
-        default_classified=default_classified,
-    )
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -492,7 +306,7 @@ def _history_chart(
 ) -> dict[str, Any] | None:
     traces = []
     for i, name in enumerate(players):
-        upd = [u for u in res.by("updates", "player", name) if u["time_class"] == time_class]
+        upd = [u for u in _by(res, "updates", "player", name) if u["time_class"] == time_class]
         if upd:
             traces.append(_rating_trace(upd, name, charts.PALETTE[i % len(charts.PALETTE)]))
     if not traces:
@@ -504,10 +318,10 @@ def _history_chart(
 
 
 def _player_chart(res: ResultsData, player: str) -> dict[str, Any] | None:
-    updates = res.by("updates", "player", player)
+    updates = _by(res, "updates", "player", player)
     colours = {"classical": "blue", "rapid": "orange", "blitz": "green"}
     traces = []
-    for cls in _CLASSES:
+    for cls in TIME_CLASSES:
         upd = [u for u in updates if u["time_class"] == cls]
         if upd:
             trace = _rating_trace(upd, f"{cls} rating", charts.COLORS[colours[cls]])
@@ -876,15 +690,6 @@ LISTS_COLS = [
 ]
 
 
-def _latest_tags(site: SiteData) -> dict[str, tuple[int, str]]:
-    latest: dict[str, tuple[int, str]] = {}
-    for g in site.games:  # sorted by date: the last tag wins
-        for name, tag in ((g.white, g.white_elo), (g.black, g.black_elo)):
-            if tag is not None and g.date.year is not None:
-                latest[name] = (tag, str(g.date))
-    return latest
-
-
 def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
     quality = site.results.get("quality")
     q_rows: dict[str, tuple[float, int]] = {}
@@ -900,7 +705,7 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
         for rank, r in enumerate(records(results.listed(current)), start=1):
             e_rows[r["player"]] = rank
         active = set(current.loc[current["all_games"] >= min_games, "player"])
-    tags = _latest_tags(site)
+    tags = latest_tags(site)
     now = res.now["classical"]
     players = sorted(set(q_rows) | set(e_rows) | active)
     rows: list[dict[str, Any]] = []
@@ -1044,7 +849,7 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
     names = {k: (n, p) for k, n, p in _LIST_NAMES}
     order = {k: i for i, (k, _, _) in enumerate(_LIST_NAMES)}
     out = []
-    for key, row, rank in res.statuses().get(player, []):
+    for key, row, rank in _statuses(res).get(player, []):
         if key in names:
             name, path = names[key]
         elif key.startswith("year-"):
@@ -1074,8 +879,8 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
     res: ResultsData = site.results["results"]
-    rows = res.by("rows", "player", player)
-    games = res.games(site)
+    rows = _by(res, "rows", "player", player)
+    games = site.games_by_id
     draws = []
     sacrifices = []
     for r in rows:
@@ -1106,8 +911,8 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     min_rated = site.settings.results.performance_min_games
     summary = results.style_summary(classical, min_rated) if classical else None
     ratings = {}
-    updates = res.by("updates", "player", player)
-    for cls in _CLASSES:
+    updates = _by(res, "updates", "player", player)
+    for cls in TIME_CLASSES:
         upd = sorted((u for u in updates if u["time_class"] == cls), key=lambda u: u["order"])
         if upd:
             ratings[cls] = {
@@ -1143,17 +948,17 @@ _STATUS_FIELDS = ("rating", "games", "status", "sdf")
 
 def player_inputs(site: SiteData, player: str) -> Any:
     res: ResultsData = site.results["results"]
-    statuses = res.statuses().get(player, [])
-    scopes = res.scope_keys()
+    statuses = _statuses(res).get(player, [])
+    scopes = _scope_keys(res)
     # The section reads an update's global ``order`` only to sort them, and a row's
     # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
-    classical = [r for r in res.by("rows", "player", player) if r["time_class"] == "classical"]
+    classical = [r for r in _by(res, "rows", "player", player) if r["time_class"] == "classical"]
     return (
-        res.row_keys().get(player, b""),
+        _row_keys(res).get(player, b""),
         results.style_summary(classical, site.settings.results.performance_min_games)
         if classical
         else None,
-        res.update_keys().get(player, b""),
+        _update_keys(res).get(player, b""),
         # What _status_rows reads of each list's row and scope.
         [
             (key, *(row[c] for c in _STATUS_FIELDS), rank, scopes[key])
@@ -1164,8 +969,8 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
     res: ResultsData = site.results["results"]
-    upd = res.by("updates", "game_id", game.game_id)
-    rows = res.by("rows", "game_id", game.game_id)
+    upd = _by(res, "updates", "game_id", game.game_id)
+    rows = _by(res, "rows", "game_id", game.game_id)
     eco = res.eco_source.get(game.game_id)
     if not upd and not rows and eco is None:
         return []
@@ -1227,7 +1032,7 @@ def game_inputs(site: SiteData, game: GameRecord) -> Any:
 
 FAMILY = Family(
     name="results",
-    compute=compute,
+    compute=results_family.compute,
     pages=pages,
     nav=(
         NavItem("Improved Elo", "elo.html"),

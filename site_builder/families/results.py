@@ -1,0 +1,220 @@
+"""The results statistics family (METHODS.md §2), from the games and the ``[results]``
+settings: the sequential Elo runs (improved Elo for classical games, fixed K for rapid and
+blitz), each (finished game, player)'s row (score, Short Draw Factor, sacrifice, endgame,
+ECO from the tag or the moves), the opening statistics, and every list's scope and rows
+(current, annual, historic, fighter, rapid, blitz). The numbers come from ``metrics.elo``,
+``metrics.results`` and ``metrics.style``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TypedDict
+
+import pandas as pd
+
+from site_builder.errors import ConfigError
+from site_builder.ingest.eco import lichess_table
+from site_builder.ingest.timecontrol import is_default
+from site_builder.metrics import elo, results, style
+from site_builder.model import GameRecord
+from site_builder.sitedata import SiteData
+
+TIME_CLASSES = ("classical", "rapid", "blitz")
+
+
+class DefaultClassified(TypedDict):
+    """The games no time-control rule classified, for the build report."""
+
+    total: int
+    #: (source file, games) in file order.
+    files: list[tuple[str, int]]
+    #: (game label, game page path).
+    games: list[tuple[str, str]]
+
+
+@dataclass
+class ResultsData:
+    """What :func:`compute` leaves in ``site.results["results"]``."""
+
+    #: Elo runs: one row per (game, player), ``time_class`` says which run.
+    updates: pd.DataFrame
+    year_end: dict[str, pd.DataFrame]
+    #: One row per (finished game, player): see metrics.results.ROW_COLUMNS.
+    rows: pd.DataFrame
+    eco: pd.DataFrame
+    eco_names: dict[str, str]
+    #: game_id → (eco, "tag" | "moves") for games with an ECO.
+    eco_source: dict[str, tuple[str, str]]
+    scopes: dict[str, results.Scope]
+    #: scope key → every player with a game in the scope (see evaluate_scope).
+    lists: dict[str, pd.DataFrame]
+    classical_years: list[int]
+    rapid_years: list[int]
+    #: Ratings at the as-of date, per class.
+    now: dict[str, dict[str, float]]
+    #: Games left out of the ratings or the ECO statistics, by reason.
+    unrated: dict[str, int]
+    default_classified: DefaultClassified
+
+
+def _check(site: SiteData) -> None:
+    cfg = site.settings.results
+    if cfg.gm_min > cfg.gm_max:
+        raise ConfigError(f"[results] gm_min = {cfg.gm_min} exceeds gm_max = {cfg.gm_max}")
+    bad = sorted(set(cfg.opening_classes) - set(TIME_CLASSES))
+    if bad:
+        raise ConfigError(f"[results] opening_classes: unknown class {bad[0]!r}")
+
+
+def _ecos(games: list[GameRecord]) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    missing = [g for g in games if g.eco is None]
+    table = lichess_table() if missing else None
+    for g in games:
+        if g.eco is not None:
+            out[g.game_id] = (g.eco, "tag")
+        elif table is not None:
+            found = table.classify(g.moves)
+            if found is not None:
+                out[g.game_id] = (found.eco, "moves")
+    return out
+
+
+def compute(site: SiteData) -> ResultsData:
+    _check(site)
+    cfg = site.settings.results
+    games = site.games
+    as_of = site.as_of_months
+    improved_k = partial(
+        elo.improved_k, numerator=cfg.k_numerator, gm_min=cfg.gm_min, gm_max=cfg.gm_max
+    )
+    k_rules: dict[str, tuple[Callable[[int], float], int]] = {
+        "classical": (improved_k, 0),
+        "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
+        "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
+    }
+    # Sequential runs resume from the last build's, from the earliest changed game on.
+    rules_key = hashlib.sha256(f"{cfg!r}|{site.code}".encode()).hexdigest()[:16]
+    runs: dict[str, pd.DataFrame] = {}
+    resumed: dict[str, tuple[int, int]] = {}
+    for cls, (k_of_gm, since) in k_rules.items():
+        slot = f"elo-run|{cls}|{rules_key}"
+        found = site.memo.get(slot) if site.memo is not None else None
+        run = elo.sequential_run(
+            elo.rated_games(games, cls, since),
+            k_of_gm,
+            cfg.start_elo,
+            cfg.expected_cap,
+            cfg.gm_months,
+            cfg.reseed_months,
+            previous=found[0] if found is not None else None,
+        )
+        if site.memo is not None:
+            site.memo.set(slot, (run,))
+        runs[cls] = run.updates
+        resumed[cls] = (run.resumed_at, len(run.games))
+    site.facts["elo_resumed"] = resumed
+    updates = (
+        pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
+        if any(len(r) for r in runs.values())
+        else runs["classical"].assign(time_class="")
+    )
+    year_end = {c: elo.year_end_ratings(r) for c, r in runs.items()}
+    now = {c: elo.rating_at(r, as_of) for c, r in runs.items()}
+
+    eco_source = _ecos(games)
+    ecos = {gid: e for gid, (e, _) in eco_source.items()}
+    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
+    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
+    # Each game's material figures, reused while the game and [results] are unchanged.
+    material = site.per_game(
+        "results-material",
+        site.settings.digest("results"),
+        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
+    )
+    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
+    rows = results.player_games(games, facts, updates, draw_pct, cfg, site.elos)
+    recs = results.row_records(rows)
+
+    def years_of(cls: str) -> list[int]:
+        sel = rows[(rows["time_class"] == cls) & rows["months"].notna()]
+        return sorted({int(y) for y in sel["year"].dropna()}, reverse=True)
+
+    classical_years, rapid_years = years_of("classical"), years_of("rapid")
+    scopes = results.standard_scopes(cfg, as_of, classical_years)
+    scopes.update(results.fast_scopes(cfg, "rapid", as_of, rapid_years))
+    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
+    lists: dict[str, pd.DataFrame] = {}
+    ye = year_end["classical"]
+    by_class = results.class_rows(recs)
+    for key, scope in scopes.items():
+        notes: dict[str, str] = {}
+        if key in ("current", "fighter"):
+            ratings = now["classical"]
+        elif key == "historic":
+            ratings, notes = results.peak_ratings(ye, cfg.historic_since, None)
+        elif key == "early":
+            ratings, notes = results.peak_ratings(ye, None, cfg.historic_since - 1)
+        elif key.startswith("year-"):
+            ratings = results.year_ratings(ye, int(key[5:]))
+        elif key in ("rapid", "blitz"):
+            ratings = now[key]
+        else:  # rapid-YYYY
+            ratings = results.year_ratings(year_end["rapid"], int(key.split("-")[1]))
+        lists[key] = results.evaluate_scope(
+            results.scope_rows(by_class, scope), scope, ratings, notes, cfg.performance_min_games
+        )
+
+    defaults = [g for g in games if is_default(g.time_class_reason)]
+    per_file = Counter(g.source for g in defaults)
+    default_classified: DefaultClassified = {
+        "total": len(defaults),
+        "files": sorted(per_file.items()),
+        "games": [(g.label(), site.game_path(g.game_id)) for g in defaults],
+    }
+    unrated = {
+        "undated": sum(1 for g in games if g.date.year is None and g.score_white is not None),
+        "unfinished": sum(1 for g in games if g.score_white is None),
+        "rapid_before": sum(
+            1
+            for g in games
+            if g.time_class == "rapid" and g.date.year is not None and g.date.year < cfg.rapid_since
+        ),
+        "blitz_before": sum(
+            1
+            for g in games
+            if g.time_class == "blitz" and g.date.year is not None and g.date.year < cfg.blitz_since
+        ),
+        "eco_moves": sum(1 for _, s in eco_source.values() if s == "moves"),
+        "eco_none": len(games) - len(eco_source),
+    }
+    return ResultsData(
+        updates=updates,
+        year_end=year_end,
+        rows=rows,
+        eco=eco_stats,
+        eco_names=lichess_table().names,
+        eco_source=eco_source,
+        scopes=scopes,
+        lists=lists,
+        classical_years=classical_years,
+        rapid_years=rapid_years,
+        now=now,
+        unrated=unrated,
+        default_classified=default_classified,
+    )
+
+
+def latest_tags(site: SiteData) -> dict[str, tuple[int, str]]:
+    """player → (their latest Elo tag in the content, the date of that game)."""
+    latest: dict[str, tuple[int, str]] = {}
+    for g in site.games:  # sorted by date: the last tag wins
+        for name, tag in ((g.white, g.white_elo), (g.black, g.black_elo)):
+            if tag is not None and g.date.year is not None:
+                latest[name] = (tag, str(g.date))
+    return latest
