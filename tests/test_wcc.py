@@ -12,6 +12,7 @@ import pytest
 
 from site_builder.build import BuildStats, make_site
 from site_builder.config import ConformanceSection, settings_from_dict
+from site_builder.families import conformance
 from site_builder.metrics import titlematches
 from site_builder.model import GameRecord, PgnDate
 from site_builder.render import champions_pages
@@ -202,7 +203,7 @@ def test_elo_expectation_matches_the_seed() -> None:
 
 
 def test_seed_table5_mean_errors_are_as_reported() -> None:
-    rows = champions_pages.SEED_TABLE5
+    rows = conformance.SEED_TABLE5
     acs = np.mean([abs(r[3] - r[6]) for r in rows])
     ms = np.mean([abs(r[5] - r[6]) for r in rows])
     elo = [abs(r[7] - r[6]) for r in rows if r[7] is not None]
@@ -211,7 +212,7 @@ def test_seed_table5_mean_errors_are_as_reported() -> None:
     assert ms == pytest.approx(3.6, abs=0.1)  # the seed's 3.6%
     assert float(np.mean(elo)) == 5.0  # the seed's 5%
     # the figures the check quotes, from the table (p. 26), not the text (§4.4.3: 4.4%)
-    mae = champions_pages.seed_table5_mae
+    mae = conformance.seed_table5_mae
     assert mae("markov") == (pytest.approx(62 / 1700), pytest.approx(31 / 1100))
     assert round(100 * mae("markov")[1], 1) == 2.8
     assert mae("conformance") == (pytest.approx(104 / 1700), pytest.approx(59 / 1100))
@@ -339,7 +340,7 @@ def hand_site(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
 
 
 def test_every_match_is_listed_with_each_predictor(hand_site: SiteData) -> None:
-    res: champions_pages.ConformanceResult = hand_site.results["conformance"]
+    res: conformance.ConformanceResult = hand_site.results["conformance"]
     first, second = res.wcc
     assert (first["player_a"], first["player_b"], first["year"]) == ("Alpha", "Beta", 2000)
     assert first["actual"] == 0.75 and first["games"] == 4 and first["forfeits"] == 1
@@ -444,7 +445,7 @@ def test_charts_of_the_comparison_pages_and_the_player_page(
 ) -> None:
     from site_builder.render.core_pages import player_page
 
-    res: champions_pages.ConformanceResult = hand_site.results["conformance"]
+    res: conformance.ConformanceResult = hand_site.results["conformance"]
     # min_fit_games = 10 in the hand site's settings, so α, β and Nelder–Mead ran
     assert res.fit is not None and res.ponderation is not None
     alpha_games = [g for g in hand_site.games if "Alpha" in (g.white, g.black)]
@@ -534,11 +535,11 @@ def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData
 
     hand_site.results["results"] = Results()
     try:
-        value, note = champions_pages._elo_prediction(hand_site, match)
+        value, note = conformance._elo_prediction(hand_site, match)
         assert value == pytest.approx(1 / (1 + 10 ** (-40 / 400)))
         assert note == "improved Elo 2620 – 2580 (results family)"
         Results.updates.loc[:, "started"] = ["start value", "Elo tag", "", ""]
-        assert champions_pages._elo_prediction(hand_site, match) == (None, "n/a: no Elo tags")
+        assert conformance._elo_prediction(hand_site, match) == (None, "n/a: no Elo tags")
     finally:
         del hand_site.results["results"]
 

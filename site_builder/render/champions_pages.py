@@ -1,491 +1,30 @@
-"""Champion comparisons (Alliot 2017): conformance, the game, gain and Markov predictors,
-head-to-head tables, the world-championship check and the complexity indicators."""
+"""Champion comparisons (Alliot 2017), the pages: conformance, the game, gain and Markov
+predictors, head-to-head tables, the world-championship check and the complexity indicators,
+made from the result computed in ``site_builder/families/conformance.py``."""
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from site_builder.config import ConformanceSection
-from site_builder.frames import memo_on, records
-from site_builder.metrics import (
-    complexity,
-    conformance,
-    headtohead,
-    intrinsic,
-    markov,
-    titlematches,
+from site_builder.families import conformance
+from site_builder.families.conformance import (
+    COMPLEXITY_CLIP_CP,
+    PREDICTOR_NAMES,
+    PREDICTORS,
+    ConformanceResult,
 )
-from site_builder.metrics.conformance import KIND_NAMES, KINDS, SEED_K, X_GRID, LineFit
+from site_builder.frames import memo_on, records
+from site_builder.metrics import complexity, markov
+from site_builder.metrics.conformance import KIND_NAMES, KINDS, N_BINS, SEED_K, X_GRID
 from site_builder.render import charts
 from site_builder.render.tables import Column, Downloads, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
-#: The seed's Table 5 (Alliot 2017, ICGA Journal 39, p. 26): ACS, COVS, MS, AS and ELOS in %,
-#: winner first.
-SEED_TABLE5: list[tuple[str, str, int, int, int, int, int, int | None]] = [
-    ("Euwe", "Alekhine", 1935, 57, 60, 61, 52, None),
-    ("Alekhine", "Euwe", 1937, 53, 51, 57, 62, None),
-    ("Smyslov", "Botvinnik", 1957, 50, 49, 51, 56, None),
-    ("Botvinnik", "Smyslov", 1958, 45, 48, 49, 54, None),
-    ("Botvinnik", "Tal", 1961, 49, 51, 52, 59, None),
-    ("Petrosian", "Botvinnik", 1963, 51, 58, 57, 57, None),
-    ("Petrosian", "Spassky", 1966, 49, 65, 45, 52, 48),
-    ("Spassky", "Petrosian", 1969, 48, 33, 54, 54, 56),
-    ("Fischer", "Spassky", 1972, 54, 53, 63, 63, 67),
-    ("Kasparov", "Karpov", 1985, 47, 46, 53, 54, 51),
-    ("Kasparov", "Karpov", 1986, 50, 51, 51, 53, 51),
-    ("Kasparov", "Karpov", 1987, 48, 48, 48, 50, 50),
-    ("Kasparov", "Karpov", 1990, 53, 55, 54, 52, 59),
-    ("Kasparov", "Anand", 1995, 51, 54, 50, 58, 64),
-    ("Kramnik", "Kasparov", 2000, 51, 48, 59, 57, 39),
-    ("Anand", "Kramnik", 2008, 50, 42, 52, 54, 52),
-    ("Carlsen", "Anand", 2013, 54, 54, 60, 65, 58),
-]
-
-
-def _table5_prediction(row: tuple[Any, ...], predictor: str) -> int | None:
-    """A Table 5 row's prediction in % (the baseline says 50 for every match)."""
-    column = {"conformance": 3, "gain": 4, "markov": 5, "elo": 7}
-    return 50 if predictor == "baseline" else row[column[predictor]]
-
-
-def seed_table5_mae(predictor: str) -> tuple[float | None, float]:
-    """Mean absolute error (share 0–1) of a predictor in the seed's Table 5: over its 17
-    matches (None for Elo, which has 11) and over the 11 with an Elo prediction."""
-    errs: list[float | None] = []
-    rated: list[float] = []
-    for row in SEED_TABLE5:
-        pred = _table5_prediction(row, predictor)
-        err = None if pred is None else abs(pred - row[6]) / 100
-        errs.append(err)
-        if row[7] is not None and err is not None:
-            rated.append(err)
-    every = None if None in errs else float(np.mean([e for e in errs if e is not None]))
-    return every, float(np.mean(rated))
-
-
-#: What the seed's text says of each predictor's mean error (all matches, the 11 with Elo),
-#: and where. For Markov the text (4.4%) and Table 5 (2.8%) disagree on the 11 matches.
-SEED_TEXT = {
-    "conformance": ("6%", "5%", "§4.2.4, p. 27"),
-    "gain": ("8%", "9%", "§4.3.3, pp. 32–33"),
-    "markov": ("3.6%", "4.4%", "§4.4.3, p. 39"),
-    "elo": ("–", "5%", "§4.2.4, p. 26"),
-    "baseline": ("–", "–", "not in the seed; from Table 5's AS column"),
-    "noise": ("–", "–", "not in the seed"),
-}
-PREDICTORS = ("conformance", "gain", "markov", "elo")
-PREDICTOR_NAMES = {
-    "conformance": "Conformance (ACS)",
-    "gain": "Gain distribution (COVS)",
-    "markov": "Markov (MS)",
-    "elo": "Elo (ELOS)",
-}
-#: Reference rows of the error table: a predictor that always says 50%, and the error a
-#: perfect predictor still makes from the number of games of each match.
-BASELINES = ("baseline", "noise")
-BASELINE_NAMES = {
-    "baseline": "Baseline: always 50%",
-    "noise": "Noise floor: a perfect predictor",
-}
-#: Per-depth scores are clipped here for the complexity indicators (cp).
-COMPLEXITY_CLIP_CP = 1000
-
-
-@dataclass(frozen=True)
-class Curve:
-    """ρ, α and β of p(x) against the result, for one conformance, at every x of X_GRID."""
-
-    key: str
-    label: str
-    rho: list[float]
-    alpha: list[float]
-    beta: list[float]
-    games: int
-
-
-@dataclass
-class ConformanceResult:
-    cfg: ConformanceSection
-    counts: dict[str, pd.DataFrame]
-    q: dict[str, pd.DataFrame]
-    r_cum: dict[str, pd.DataFrame]
-    curves: list[Curve]
-    fit: LineFit | None
-    fit_status: str
-    ponderation: conformance.PonderationFit | None
-    models: headtohead.Models
-    h2h: headtohead.HeadToHead
-    best: pd.DataFrame
-    best_keys: list[tuple[str, int]]
-    best_matrix: np.ndarray
-    titles: titlematches.TitleEvents
-    wcc: list[dict[str, Any]]
-    mae: list[dict[str, Any]]
-    complexity: pd.DataFrame
-    champions: set[str]
-    strength: pd.DataFrame
-
-    @functools.cached_property
-    def _rows(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
-        """Rows of the per-player tables, by table and player (indexed once)."""
-        out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-        for name, frame in (("strength", self.strength), ("best", self.best)):
-            table: dict[str, list[dict[str, Any]]] = {}
-            for row in records(frame):
-                table.setdefault(str(row["player"]), []).append(row)
-            out[name] = table
-        return out
-
-    def by_player(self, table: str, player: str) -> list[dict[str, Any]]:
-        return self._rows[table].get(player, [])
-
-    def rows_by_player(self, table: str) -> dict[str, list[dict[str, Any]]]:
-        return self._rows[table]
-
-    @functools.cached_property
-    def _eligible(self) -> dict[str, list[tuple[str, int]]]:
-        out: dict[str, list[tuple[str, int]]] = {}
-        for key in self.models.eligible:
-            out.setdefault(key[0], []).append(key)
-        return out
-
-    def eligible_of(self, player: str) -> list[tuple[str, int]]:
-        return self._eligible.get(player, [])
-
-
-# --- computation --------------------------------------------------------------------------
-
-
-def _curve(key: str, label: str, shares: conformance.GameShares) -> Curve:
-    rho = conformance.rho_curve(shares)
-    alphas, betas = [], []
-    for i in range(len(X_GRID)):
-        fit = conformance.fit_line(shares.p[:, i], shares.result)
-        alphas.append(fit.alpha if fit else math.nan)
-        betas.append(fit.beta if fit else math.nan)
-    return Curve(key, label, rho.tolist(), alphas, betas, len(shares.result))
-
-
-def _results(site: SiteData) -> dict[str, float]:
-    out = {}
-    for g in site.games:
-        s = g.score_white
-        if s is not None and g.game_id in site.analysed:
-            out[g.game_id] = s
-    return out
-
-
-def compute(site: SiteData) -> ConformanceResult:
-    cfg = site.settings.conformance
-    moves = site.classical_moves
-    conf = conformance.conformance_moves(
-        moves,
-        first_move=cfg.first_move,
-        clip_pawns=cfg.clip_pawns,
-        gb_limit=cfg.gb_limit_pawns,
-        k1=cfg.k1,
-        k2=cfg.k2,
-    )
-    counts = {k: conformance.year_counts(conf, k) for k in KINDS}
-    q = {k: conformance.cumulative_share(conformance.forget(c)) for k, c in counts.items()}
-    r_cum = {k: conformance.cumulative_share(c) for k, c in counts.items()}
-
-    results = _results(site)
-    gids = conf["game_id"].to_numpy(dtype=object)
-    white = conf["white"].to_numpy(dtype=bool)
-    index = conformance.move_index(gids, white, results)
-    shares = {k: conformance.shares_from_bins(index, conf[f"bin_{k}"].to_numpy()) for k in KINDS}
-    curves = [
-        _curve("raw", "raw", shares["raw"]),
-        _curve("gb", f"Guid–Bratko (|e| ≤ {cfg.gb_limit_pawns:g})", shares["gb"]),
-        _curve("ponderated", f"ponderated k1={cfg.k1:g}, k2={cfg.k2:g}", shares["ponderated"]),
-    ]
-    raw = conf["raw"].to_numpy(dtype=float)
-    e_best = conf["e_best"].to_numpy(dtype=float)
-    if (cfg.k1, cfg.k2) != SEED_K:
-        seed_bins = conformance.bin_of(conformance.ponderate(raw, e_best, *SEED_K))
-        curves.append(
-            _curve(
-                "seed",
-                f"ponderated k1={SEED_K[0]:g}, k2={SEED_K[1]:g} (seed's fit)",
-                conformance.shares_from_bins(index, seed_bins),
-            )
-        )
-    col = round(cfg.predictor_x * 10)
-    main = shares[cfg.predictor_kind]
-    fit: LineFit | None = None
-    ponderation = None
-    if len(main.result) < cfg.min_fit_games:
-        fit_status = (
-            f"n/a: {len(main.result)} games with both sides counted, "
-            f"at least {cfg.min_fit_games} needed to fit"
-        )
-    else:
-        fit = conformance.fit_line(main.p[:, col], main.result)
-        fit_status = "" if fit else "n/a: p(x) does not vary over the games"
-        ponderation = conformance.fit_ponderation(
-            raw,
-            e_best,
-            gids,
-            white,
-            results,
-            cfg.predictor_x,
-            (cfg.k1, cfg.k2),
-            cfg.fit_max_evals,
-        )
-    if ponderation is not None:
-        fitted_bins = conformance.bin_of(
-            conformance.ponderate(raw, e_best, ponderation.k1, ponderation.k2)
-        )
-        curves.append(
-            _curve(
-                "fitted",
-                f"ponderated k1={ponderation.k1:.2f}, k2={ponderation.k2:.2f} (Nelder–Mead here)",
-                conformance.shares_from_bins(index, fitted_bins),
-            )
-        )
-
-    models = headtohead.build_models(conf, q[cfg.predictor_kind], fit, cfg)
-    h2h = headtohead.head_to_head(models)
-    best = headtohead.best_years(h2h)
-    best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
-
-    titles = titlematches.title_matches(
-        site.games,
-        site.settings.content.games,
-        cfg.title_folders,
-        cfg.title_events,
-        cfg.title_exclude,
-        cfg.forfeit_max_plies,
-    )
-    champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
-    wcc = [_wcc_row(site, models, m) for m in titles.matches]
-    mae = _mae_rows(wcc)
-    # The δ spectra (most of the result's size: 30 MB on the demo) serve the head-to-head
-    # and the title-match rows only; they are not kept with the result.
-    models.spectra.clear()
-
-    comp = _complexity(site, moves, conf, cfg, champions)
-    strength = _strength_table(models.years, q, r_cum, cfg, champions)
-    return ConformanceResult(
-        cfg,
-        counts,
-        q,
-        r_cum,
-        curves,
-        fit,
-        fit_status,
-        ponderation,
-        models,
-        h2h,
-        best,
-        best_keys,
-        best_matrix,
-        titles,
-        wcc,
-        mae,
-        comp,
-        champions,
-        strength,
-    )
-
-
-def _complexity(
-    site: SiteData,
-    moves: pd.DataFrame,
-    conf: pd.DataFrame,
-    cfg: ConformanceSection,
-    champions: set[str],
-) -> pd.DataFrame:
-    if moves.empty:
-        frame = pd.DataFrame(columns=["player", "delta", *complexity.INDICATORS])
-    else:
-        counted = moves[moves["move_number"] >= cfg.first_move]
-        frame = complexity.move_indicators(counted, COMPLEXITY_CLIP_CP)
-        frame["player"] = counted["player"].to_numpy()
-        frame["delta"] = conf["raw"].to_numpy()  # same rows, same order
-    groups = {}
-    if champions:
-        groups["Title-match players"] = champions
-        groups["Others"] = set(frame["player"].unique().tolist()) - champions
-    # Each player's row is reused while their games and [conformance] are unchanged.
-    players = site.per_players(
-        "conformance",
-        site.settings.digest("conformance"),
-        {
-            str(name): functools.partial(_complexity_row, frame, str(name), at, cfg.min_moves)
-            for name, at in intrinsic.group_positions(frame, "player").items()
-        },
-    )
-    return complexity.player_table(frame, cfg.min_moves, groups, list(players.values()))
-
-
-def _complexity_row(
-    frame: pd.DataFrame, player: str, at: np.ndarray, min_moves: int
-) -> dict[str, object]:
-    return complexity.player_row(player, "player", frame.iloc[at], min_moves)
-
-
-def _improved_elo(site: SiteData, player: str, before_months: float) -> float | None:
-    """The results family's improved Elo before a date, when it exists and was started from
-    an Elo tag (a rating started from the default value says nothing about strength)."""
-    res = site.results.get("results")
-    if res is None:
-        return None
-    updates = res.get("updates") if isinstance(res, dict) else getattr(res, "updates", None)
-    if not isinstance(updates, pd.DataFrame) or updates.empty:
-        return None
-    needed = {"player", "months", "order", "after", "started"}
-    if not needed <= set(updates.columns):
-        return None
-    mine = updates[updates["player"] == player]
-    if "time_class" in mine.columns:
-        mine = mine[mine["time_class"] == "classical"]
-    if mine.empty or "Elo tag" not in set(mine["started"]):
-        return None
-    before = mine[mine["months"] < before_months].sort_values("order", kind="stable")
-    return float(before["after"].iloc[-1]) if len(before) else None
-
-
-def _elo_prediction(site: SiteData, match: titlematches.TitleMatch) -> tuple[float | None, str]:
-    a = titlematches.match_elo(match, match.player_a)
-    b = titlematches.match_elo(match, match.player_b)
-    if a is not None and b is not None:
-        return titlematches.elo_expectation(a, b), f"Elo tags {a} – {b}"
-    start = min((g.months for g in match.games if g.months is not None), default=None)
-    if start is not None:
-        ia = _improved_elo(site, match.player_a, start)
-        ib = _improved_elo(site, match.player_b, start)
-        if ia is not None and ib is not None:
-            return (
-                titlematches.elo_expectation(ia, ib),
-                f"improved Elo {ia:.0f} – {ib:.0f} (results family)",
-            )
-    return None, "n/a: no Elo tags"
-
-
-def _seed_row(match: titlematches.TitleMatch) -> tuple[Any, ...] | None:
-    for row in SEED_TABLE5:
-        a, b, year = row[0], row[1], row[2]
-        if year != match.year:
-            continue
-        names = (match.player_a.lower(), match.player_b.lower())
-        if a.lower() in names[0] and b.lower() in names[1]:
-            return row
-        if a.lower() in names[1] and b.lower() in names[0]:
-            return row
-    return None
-
-
-def _wcc_row(
-    site: SiteData, models: headtohead.Models, match: titlematches.TitleMatch
-) -> dict[str, Any]:
-    prev = match.year - 1
-    ka, kb = (match.player_a, prev), (match.player_b, prev)
-    row: dict[str, Any] = {
-        "match": match.label,
-        "event": match.event,
-        "event_key": match.key,
-        "year": match.year,
-        "player_a": match.player_a,
-        "player_b": match.player_b,
-        "games": match.scored,
-        "forfeits": match.forfeits,
-        "points_a": match.score_a,
-        "actual": match.share_a,
-        "draws": match.draws,
-        "data_year": prev,
-        "baseline": 0.5 if match.scored else None,
-        "noise": titlematches.noise_floor(match.scored, match.share_a, match.draws / match.scored)
-        if match.scored
-        else None,
-    }
-    missing = [s for s in (models.status(ka), models.status(kb)) if s]
-    for p in ("conformance", "gain", "markov"):
-        row[p] = None
-        row[f"{p}_note"] = "; ".join(missing)
-    for share in ("markov_win", "markov_draw", "markov_loss"):
-        row[share] = None
-    if not missing:
-        row["markov"] = models.markov_score(ka, kb)
-        row["markov_note"] = models.markov_note(ka, kb)
-        row["gain"] = models.gain_score(ka, kb)
-        row["gain_note"] = ""
-        row["conformance"] = models.conformance_score(ka, kb)
-        row["conformance_note"] = "" if models.fit else "n/a: α, β not fitted"
-        if row["markov"] is not None:
-            la = models.markov_white(ka, kb)
-            lb = models.markov_white(kb, ka)
-            row["markov_win"] = 0.5 * (la.win + lb.loss)
-            row["markov_loss"] = 0.5 * (la.loss + lb.win)
-            row["markov_draw"] = 0.5 * (la.draw + lb.draw)
-    row["elo"], row["elo_note"] = _elo_prediction(site, match)
-    for p in (*PREDICTORS, "baseline"):
-        v = row[p]
-        row[f"{p}_error"] = abs(v - row["actual"]) if v is not None else None
-    row["noise_error"] = row["noise"]
-    notes: list[str] = []
-    for p in PREDICTORS:
-        note = row[f"{p}_note"]
-        if note and note.startswith("n/a") and note not in notes:
-            notes.append(note)
-    row["notes"] = "; ".join(notes)
-    seed = _seed_row(match)
-    row["seed"] = (
-        None
-        if seed is None
-        else {
-            "conformance": seed[3],
-            "gain": seed[4],
-            "markov": seed[5],
-            "actual": seed[6],
-            "elo": seed[7],
-        }
-    )
-    return row
-
-
-def _mae_rows(wcc: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each predictor's mean absolute error, then the baseline and the noise floor over the
-    same matches, beside the seed's figures (Table 5 and its text)."""
-    common = [r for r in wcc if all(r[p] is not None for p in PREDICTORS)]
-    rows = []
-    for p in (*PREDICTORS, *BASELINES):
-        mine = [r for r in wcc if r[f"{p}_error"] is not None]
-        errs = [r[f"{p}_error"] for r in mine]
-        com = [r[f"{p}_error"] for r in common if r[f"{p}_error"] is not None]
-        # the references over exactly the matches this predictor predicted
-        there = {
-            ref: float(np.mean([r[f"{ref}_error"] for r in mine])) if mine else None
-            for ref in BASELINES
-        }
-        table_all, table_elo = seed_table5_mae(p) if p != "noise" else (None, None)
-        text_all, text_elo, where = SEED_TEXT[p]
-        rows.append(
-            {
-                "predictor": PREDICTOR_NAMES.get(p) or BASELINE_NAMES[p],
-                "key": p,
-                "reference": p in BASELINES,
-                "matches": len(errs),
-                "mae": float(np.mean(errs)) if errs else None,
-                "common_matches": len(com),
-                "mae_common": float(np.mean(com)) if com else None,
-                "baseline_there": None if p in BASELINES else there["baseline"],
-                "noise_there": None if p in BASELINES else there["noise"],
-                "seed_mae": table_all,
-                "seed_mae_elo": table_elo,
-                "seed_text": f"{text_all} / {text_elo} ({where})",
-            }
-        )
-    return rows
+# --- pages --------------------------------------------------------------------------------
 
 
 def _seed_overlap(wcc: list[dict[str, Any]]) -> dict[str, Any]:
@@ -502,8 +41,6 @@ def _seed_overlap(wcc: list[dict[str, Any]]) -> dict[str, Any]:
         out[f"{p}_count"] = len(errs)
     return out
 
-
-# --- pages --------------------------------------------------------------------------------
 
 _SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "x", "star", "hexagon"]
 _DASHES = ["solid", "dash", "dot", "dashdot"]
@@ -522,38 +59,6 @@ def _style(i: int) -> dict[str, Any]:
         "line": {"color": charts.PALETTE[i % n], "dash": _DASHES[(i // n) % len(_DASHES)]},
         "marker": {"symbol": _SYMBOLS[(i // n) % len(_SYMBOLS)], "size": 7},
     }
-
-
-def _strength_table(
-    years: pd.DataFrame,
-    q: dict[str, pd.DataFrame],
-    r_cum: dict[str, pd.DataFrame],
-    cfg: ConformanceSection,
-    champions: set[str],
-) -> pd.DataFrame:
-    """Per player-year: moves, Q and R′ at 0 and 0.3 of the strength conformance, Q of the
-    predictor's conformance at its x, whether the player played a title match, status."""
-    idx = pd.MultiIndex.from_arrays(
-        [years["player"].to_numpy(), years["year"].to_numpy(dtype=int)], names=["player", "year"]
-    )
-    kind = cfg.strength_kind
-    xp = conformance.x_column(cfg.predictor_x)
-    out = pd.DataFrame(
-        {
-            "moves": years["moves"].to_numpy(),
-            "q0": q[kind][0.0].reindex(idx).to_numpy(),
-            "q03": q[kind][0.3].reindex(idx).to_numpy(),
-            "r0": r_cum[kind][0.0].reindex(idx).to_numpy(),
-            "r03": r_cum[kind][0.3].reindex(idx).to_numpy(),
-            "q_predictor": q[cfg.predictor_kind][xp].reindex(idx).to_numpy(),
-            "status": years["status"].to_numpy(),
-        },
-        index=idx,
-    ).reset_index()
-    out["champion"] = out["player"].isin(champions)
-    return out.sort_values(
-        ["champion", "player", "year"], ascending=[False, True, True], kind="stable"
-    ).reset_index(drop=True)
 
 
 def _strength_rows(site: SiteData, res: ConformanceResult) -> list[dict[str, Any]]:
@@ -894,8 +399,8 @@ def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
                 continue
             i = where[key]
             total = counts[i].sum()
-            for b in range(conformance.N_BINS):
-                last = b == conformance.N_BINS - 1
+            for b in range(N_BINS):
+                last = b == N_BINS - 1
                 rows.append(
                     {
                         "player": key[0],
@@ -1376,7 +881,7 @@ def event_sections(site: SiteData, key: str) -> list[Section]:
 
 FAMILY = Family(
     name="conformance",
-    compute=compute,
+    compute=conformance.compute,
     pages=pages,
     nav=(NavItem("Champions", "champions.html"),),
     player_sections=player_sections,
