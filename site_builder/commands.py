@@ -343,6 +343,7 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
 
     from site_builder import __version__
     from site_builder.families import all_families
+    from site_builder.families.intrinsic import compute_calibration
     from site_builder.render import intrinsic_pages
     from site_builder.render.writer import WORK, environment, page_bytes, write_file
     from site_builder.targets import OUTPUT_RECORD, check_location, output_record, write_record
@@ -370,7 +371,7 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     )
     if site is None:
         return 1
-    res = intrinsic_pages.compute_calibration(site)
+    res = compute_calibration(site)
     site.results["intrinsic"] = res
     for line in intrinsic_pages.calibration_text(res, settings):
         print(line)

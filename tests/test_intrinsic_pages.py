@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from site_builder.families import bayesian
+from site_builder.families import intrinsic as intrinsic_family
 from site_builder.metrics import intrinsic as I
 from site_builder.render import agreement_pages, bayesian_pages, intrinsic_pages, quality_pages
 from site_builder.render.writer import render_pages
@@ -108,7 +109,7 @@ def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  #
             status="",
         ),
     )
-    again.results["intrinsic"] = intrinsic_pages.compute(again)
+    again.results["intrinsic"] = intrinsic_family.compute(again)
     mp.undo()
     pages = intrinsic_pages.pages(again)
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
@@ -119,7 +120,7 @@ def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  #
 
 def test_uncalibrated_site_says_why(small_site, tmp_path) -> None:  # type: ignore[no-untyped-def]
     site = _site(small_site, min_turns=10**7)
-    site.results["intrinsic"] = intrinsic_pages.compute(site)
+    site.results["intrinsic"] = intrinsic_family.compute(site)
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     out = render_pages(intrinsic_pages.pages(site), tmp_path, common)
     html = out["intrinsic.html"].decode()
@@ -139,7 +140,7 @@ def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: i
     in_tata = {g.game_id for g in small_site.games if "tatamast22" in g.source}
     assert in_tata and tata.calibration_game_ids == in_tata
     assert every.calibration_game_ids == {g.game_id for g in small_site.games}
-    res = {name: intrinsic_pages.compute(s) for name, s in (("every", every), ("tata", tata))}
+    res = {name: intrinsic_family.compute(s) for name, s in (("every", every), ("tata", tata))}
     turns = {name: sum(b.turns for b in r.calibration.buckets) for name, r in res.items()}
     games = {name: sum(b.games for b in r.calibration.buckets) for name, r in res.items()}
     assert 0 < turns["tata"] < turns["every"]
@@ -150,6 +151,6 @@ def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: i
         s.results["intrinsic"] = r
     skill = {n: bayesian.compute(s) for n, s in (("every", every), ("tata", tata))}
     assert skill["tata"].groups["turns"].sum() < skill["every"].groups["turns"].sum()
-    nothing = intrinsic_pages.compute(none)
+    nothing = intrinsic_family.compute(none)
     assert "calibration_games" in nothing.calibration.status
     assert (nothing.players["status"].str.startswith("n/a")).all()
