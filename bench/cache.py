@@ -13,8 +13,10 @@ from pathlib import Path
 from bench.common import CONTENT, ROOT
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.positions import missing_tasks
-from site_builder.build import BuildStats, build, make_spec, prepare
+from site_builder.analysis.stage import make_spec, prepare
+from site_builder.build import build
 from site_builder.config import load_settings
+from site_builder.stats import BuildStats
 
 CACHE = ROOT / ".cache" / "analysis"
 

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from site_builder.analysis.positions import analysed_plies, game_plies
-from site_builder.build import ingest
+from site_builder.analysis.stage import ingest
 from site_builder.config import load_settings
 from site_builder.model import GameRecord
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from bench.common import STOCKFISH, demo_games
 from bench.overhead import measure
 from site_builder.analysis.positions import analysed_plies, game_plies
-from site_builder.build import identify_engine
+from site_builder.analysis.stage import identify_engine
 
 PROFILES = [(10, 1, 150), (10, 10, 60), (14, 1, 60), (14, 10, 15), (18, 1, 10)]
 #: Throughput per engine when every core runs one, against one engine alone: 0.95 on the

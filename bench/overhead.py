@@ -12,7 +12,7 @@ from site_builder.analysis.engine import PositionTask
 from site_builder.analysis.pool import LocalPool
 from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec
-from site_builder.build import identify_engine
+from site_builder.analysis.stage import identify_engine
 
 PROFILES = [(10, 1, 300), (10, 10, 100), (14, 1, 100), (14, 10, 25)]
 

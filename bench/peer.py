@@ -18,8 +18,9 @@ import chess
 import chess.engine
 
 from bench.common import STOCKFISH, demo_games
-from site_builder.build import BuildStats, prepare
+from site_builder.analysis.stage import prepare
 from site_builder.config import settings_from_dict
+from site_builder.stats import BuildStats
 
 GAMES, DEPTH, MULTIPV = 12, 10, 10
 

@@ -22,7 +22,7 @@ from site_builder.analysis.engine import PositionTask
 from site_builder.analysis.pool import LocalPool
 from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec, board_from_key
-from site_builder.build import identify_engine
+from site_builder.analysis.stage import identify_engine
 
 DEPTH, MULTIPV, N, ROUNDS = 10, 10, 300, 3  # 12 chunks of 25 each round
 

@@ -284,7 +284,7 @@ def _folders(args: argparse.Namespace) -> list[tuple[str, Path]]:
     if getattr(args, "output", None) is not None and args.command != "serve":
         found.append(("output folder", args.output))
     if getattr(args, "content", None) is not None:
-        from site_builder.build import build_cache_dir, default_cache_dir
+        from site_builder.analysis.stage import build_cache_dir, default_cache_dir
 
         cache = args.cache or default_cache_dir(args.content)
         found += [("evaluation cache", cache), ("build cache", build_cache_dir(cache))]

@@ -11,16 +11,17 @@ import sys
 from pathlib import Path
 
 from site_builder import build as builder
-from site_builder.analysis import exchange
+from site_builder.analysis import exchange, stage
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.engine import INSTALL_HINT, resolve_engine
 from site_builder.analysis.positions import analysed_plies, game_plies
 from site_builder.config import Settings
 from site_builder.errors import EngineNotFoundError
+from site_builder.stats import BuildStats
 
 
 def _cache_dir(args: argparse.Namespace) -> Path:
-    return args.cache or builder.default_cache_dir(args.content)
+    return args.cache or stage.default_cache_dir(args.content)
 
 
 def build(args: argparse.Namespace, settings: Settings) -> int:
@@ -79,7 +80,7 @@ def analyse(args: argparse.Namespace, settings: Settings) -> int:
     return _analysis_status(stats, None)
 
 
-def _analysis_status(stats: builder.BuildStats, report: Path | None) -> int:
+def _analysis_status(stats: BuildStats, report: Path | None) -> int:
     """Exit status 1 when positions could not be analysed (their games are left out)."""
     if not stats.failed:
         return 0
@@ -93,7 +94,7 @@ def _analysis_status(stats: builder.BuildStats, report: Path | None) -> int:
     return 1
 
 
-def _print_timing(stats: builder.BuildStats) -> None:
+def _print_timing(stats: BuildStats) -> None:
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in stats.seconds.items())
     print(f"Time: {parts}.")
     if stats.analysed:
@@ -221,10 +222,10 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
     spec = None
     try:
         path = resolve_engine(a.engine)
-        name = builder.identify_engine(path)
+        name = stage.identify_engine(path)
         binary = engine_identity(path)
         print(f"Engine: {name} at {path} (binary {binary})")
-        spec = builder.make_spec(settings, name, binary)
+        spec = stage.make_spec(settings, name, binary)
         print(
             f"Analysis settings: {spec.describe()}, from move {a.first_move}, "
             f"classes {', '.join(a.classes)}"
@@ -248,7 +249,7 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
             ok = cache_ok = False
     else:
         print(f"Cache: {cache_dir} (empty: created on the first build)")
-    result = builder.ingest(args.content, settings)
+    result = stage.ingest(args.content, settings)
     kinds: dict[str, int] = {}
     for p in result.problems:
         kinds[p.severity] = kinds.get(p.severity, 0) + 1
@@ -271,7 +272,7 @@ def doctor(args: argparse.Namespace, settings: Settings) -> int:
             + " (details on the build report page)"
         )
     if spec is not None and cache_ok:
-        chosen, _ = builder.analysis_scope(result.games, settings)
+        chosen, _ = stage.analysis_scope(result.games, settings)
         wanted = [
             (p.position, p.played)
             for g in chosen
@@ -319,11 +320,11 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
             return 1
         return 0
     path = resolve_engine(args.engine or settings.analysis.engine)
-    spec = builder.make_spec(settings, builder.identify_engine(path), engine_identity(path))
+    spec = stage.make_spec(settings, stage.identify_engine(path), engine_identity(path))
     positions = None
     if not args.all_positions:
-        result = builder.ingest(args.content, settings)
-        chosen, _ = builder.analysis_scope(result.games, settings)
+        result = stage.ingest(args.content, settings)
+        chosen, _ = stage.analysis_scope(result.games, settings)
         positions = {
             p.position
             for g in chosen
@@ -360,8 +361,8 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if changes:
         intrinsic = dataclasses.replace(settings.intrinsic, **changes)  # type: ignore[arg-type]
         settings = dataclasses.replace(settings, intrinsic=intrinsic)
-    stats = builder.BuildStats()
-    site = builder.prepare(
+    stats = BuildStats()
+    site = stage.prepare(
         args.content,
         settings,
         stats,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from site_builder.build import BuildStats
+    from site_builder.stats import BuildStats
 
 DATA = Path(__file__).parent / "data"
 STOCKFISH = shutil.which("stockfish") or (
@@ -66,8 +66,9 @@ def small_site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     shipped export; the engine is started only to read its name). Metric families are not
     computed: call ``family.compute(site)`` in the test.
     """
-    from site_builder.build import BuildStats, prepare
+    from site_builder.analysis.stage import prepare
     from site_builder.config import load_settings
+    from site_builder.stats import BuildStats
 
     content = DATA / "small-site"
     cache = tmp_path_factory.mktemp("small-site-cache")

@@ -14,7 +14,7 @@ from site_builder.analysis.engine import PositionTask
 from site_builder.analysis.pool import LocalPool
 from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec, position_key
-from site_builder.build import identify_engine
+from site_builder.analysis.stage import identify_engine
 from tests.conftest import STOCKFISH, requires_engine
 
 distributed = pytest.importorskip("distributed")

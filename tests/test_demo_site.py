@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from site_builder.build import BuildStats
+from site_builder.stats import BuildStats
 from tests.conftest import build_quietly, requires_engine
 from tests.linkcheck import check_site
 from tests.test_links import NAV_PAGES

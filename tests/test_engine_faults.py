@@ -21,10 +21,11 @@ from site_builder.analysis.engine import PositionTask, open_engine
 from site_builder.analysis.pool import GIVE_UP_AFTER, LocalPool
 from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec, engine_identity, position_key
+from site_builder.analysis.stage import prepare
 from site_builder.analysis.validate import invalid_reason
-from site_builder.build import BuildStats, prepare
 from site_builder.config import load_settings
 from site_builder.errors import EngineError
+from site_builder.stats import BuildStats
 from tests.conftest import DATA, STOCKFISH, make_content, requires_engine
 
 FAKE = str(Path(__file__).parent / "engines" / "fake_uci.py")

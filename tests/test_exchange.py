@@ -12,9 +12,10 @@ import pytest
 from site_builder.analysis import exchange
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.spec import AnalysisSpec, pv_key
-from site_builder.build import BuildStats, prepare
+from site_builder.analysis.stage import prepare
 from site_builder.config import load_settings
 from site_builder.families.quality import compute as quality
+from site_builder.stats import BuildStats
 from tests.conftest import DATA, make_content
 
 SPEC = AnalysisSpec("Stockfish 15.1", 6, 0, 10, 16, 1)

@@ -108,13 +108,16 @@ def test_settings_changes_invalidate_the_right_layer(tmp_path: Path) -> None:
 
     # A template: re-render only.
     import site_builder.build as build_module
+    import site_builder.render.driver as render_driver
 
     real = build_module.templates_digest
-    try:
+    try:  # the manifest's digest and the render driver's
         build_module.templates_digest = lambda: "edited"  # type: ignore[assignment]
+        render_driver.templates_digest = lambda: "edited"  # type: ignore[assignment]
         fourth = build(content, out, load_settings(content), cache_dir=cache, **quiet)
     finally:
         build_module.templates_digest = real  # type: ignore[assignment]
+        render_driver.templates_digest = real  # type: ignore[assignment]
     assert fourth.recomputed == []
     assert "templates changed: pages are re-rendered" in fourth.explanation
     assert fourth.written is not None and fourth.written.rendered > 0
@@ -148,7 +151,7 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     from site_builder.analysis.cache import EvalCache
     from site_builder.analysis.positions import analysed_plies, game_plies, missing_tasks
     from site_builder.analysis.spec import engine_identity
-    from site_builder.build import build_cache_dir, identify_engine, make_spec
+    from site_builder.analysis.stage import build_cache_dir, identify_engine, make_spec
     from site_builder.ingest.names import AliasTable
     from site_builder.ingest.pgn import read_file
     from tests.conftest import STOCKFISH

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from site_builder.build import BuildStats, prepare
+from site_builder.analysis.stage import prepare
 from site_builder.config import TimeControlSection, load_settings
 from site_builder.families import results as results_family
 from site_builder.metrics import results
@@ -18,6 +18,7 @@ from site_builder.model import GameRecord, PgnDate
 from site_builder.render import results_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import SiteData
+from site_builder.stats import BuildStats
 from tests.conftest import make_content
 from tests.test_style import SEED_DRAW
 
@@ -180,9 +181,10 @@ RAPID = """[Event "Test Rapid {n}"]
 
 
 def test_family_pages_render(tmp_path: Path) -> None:
-    from site_builder.build import compute_metrics, render_site
+    from site_builder.families.driver import compute_metrics
     from site_builder.render import quality_pages
     from site_builder.render.core_pages import make_core_family
+    from site_builder.render.driver import render_site
 
     results = [("A", "B", "1-0"), ("B", "A", "1/2-1/2"), ("A", "C", "0-1"), ("C", "B", "1-0")]
     rapid = "\n".join(

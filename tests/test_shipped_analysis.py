@@ -14,7 +14,7 @@ import pytest
 from site_builder.analysis.engine import PositionTask, analyse_task, open_engine
 from site_builder.analysis.exchange import read_header, spec_from_dict
 from site_builder.analysis.spec import move_key, pv_key
-from site_builder.build import identify_engine
+from site_builder.analysis.stage import identify_engine
 from tests.conftest import DATA, STOCKFISH, requires_engine
 
 pytestmark = [requires_engine, pytest.mark.engine]

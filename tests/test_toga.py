@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from site_builder.analysis.engine import open_engine
-from site_builder.build import BuildStats, prepare
+from site_builder.analysis.stage import prepare
 from site_builder.config import BayesianSection, IntrinsicSection, load_settings
 from site_builder.metrics import bayesian, intrinsic
+from site_builder.stats import BuildStats
 from tests.conftest import make_content
 
 TOGA = shutil.which("toga2") or ("/usr/games/toga2" if Path("/usr/games/toga2").exists() else None)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from site_builder.build import BuildStats, make_site
+from site_builder.analysis.stage import make_site
 from site_builder.config import ConformanceSection, settings_from_dict
 from site_builder.families import conformance
 from site_builder.metrics import titlematches
@@ -18,6 +18,7 @@ from site_builder.model import GameRecord, PgnDate
 from site_builder.render import champions_pages
 from site_builder.render.writer import render_pages
 from site_builder.sitedata import SiteData
+from site_builder.stats import BuildStats
 
 CFG = ConformanceSection()
 _ids = iter(range(10**6))

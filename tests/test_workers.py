@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from site_builder.build import compute_metrics, render_site
 from site_builder.errors import ConfigError
 from site_builder.families import all_families
+from site_builder.families.driver import compute_metrics
 from site_builder.incremental import BuildCache
+from site_builder.render.driver import render_site
 from site_builder.sitedata import Family, SiteData
 
 

@@ -1,0 +1,576 @@
+"""The analysis stage: games in, site inputs out.
+
+:func:`prepare` runs it: read the PGN collection (:func:`ingest`), choose the games the
+engine analyses (:func:`analysis_scope`), import the shipped analysis
+(:func:`import_shipped`), send only the positions missing from the evaluation cache to an
+engine pool, local or Dask (:func:`run_analysis`), read the move rows of every fully
+analysed game (:func:`gather_moves`) and make the :class:`SiteData` the metric families
+receive (:func:`make_site`). The build cache keeps each game's plies and move rows between
+builds; :func:`default_cache_dir` and :func:`build_cache_dir` say where the caches live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import gc
+from collections import Counter
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import chess
+from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from site_builder.analysis.dask_backend import DaskPool
+
+from site_builder.analysis import exchange
+from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
+from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
+from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
+from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
+from site_builder.analysis.spec import AnalysisSpec, engine_identity
+from site_builder.config import Settings
+from site_builder.errors import SiteBuilderError
+from site_builder.incremental import BuildCache, collector_paused, digest
+from site_builder.ingest.names import AliasTable, near_duplicates
+from site_builder.ingest.pgn import IngestResult, read_collection
+from site_builder.metrics.elo_fill import fill_elos
+from site_builder.metrics.moves import move_row, move_table
+from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.render.slugs import unique_slugs
+from site_builder.sitedata import SiteData, event_key
+from site_builder.stats import BuildStats, Clock
+
+Echo = Callable[[str], None]
+
+
+def default_cache_dir(content_dir: Path) -> Path:
+    return content_dir.resolve().parent / ".cache" / "analysis"
+
+
+def build_cache_dir(cache_dir: Path) -> Path:
+    """The build cache lives beside the evaluation cache."""
+    return cache_dir.with_name(cache_dir.name + "-build")
+
+
+def identify_engine(path: str) -> str:
+    """Start the engine once to read its name and version (``id name``)."""
+
+    async def ask() -> str:
+        protocol = await open_engine(path, 16, 1)
+        try:
+            return engine_name(protocol)
+        finally:
+            await protocol.quit()
+
+    resolve_engine(path)
+    return asyncio.run(ask())
+
+
+def make_spec(settings: Settings, engine: str, binary: str = "") -> AnalysisSpec:
+    """``binary``: :func:`engine_identity` of the executable (part of the cache key)."""
+    a = settings.analysis
+    return AnalysisSpec(engine, a.depth, a.nodes, a.multipv, a.hash_mb, a.threads, binary)
+
+
+def ingest(
+    content_dir: Path, settings: Settings, build_cache: BuildCache | None = None
+) -> IngestResult:
+    aliases = AliasTable.load(content_dir / settings.content.aliases)
+    games_dir = content_dir / settings.content.games
+    if not games_dir.is_dir():
+        return IngestResult(
+            problems=[
+                Problem(settings.content.games, 0, "skipped", "(folder)", "games folder not found")
+            ]
+        )
+    reader = build_cache.cached_reader(aliases, settings.time_control) if build_cache else None
+    return read_collection(
+        games_dir, aliases, settings.time_control, relative_to=content_dir, reader=reader
+    )
+
+
+def analysis_scope(
+    games: list[GameRecord], settings: Settings
+) -> tuple[list[GameRecord], dict[str, str]]:
+    """Games the engine analyses, and why each other game is not analysed."""
+    a = settings.analysis
+    prefix = settings.content.games.rstrip("/") + "/"
+    chosen, skipped = [], {}
+    for g in games:
+        rel = g.source[len(prefix) :] if g.source.startswith(prefix) else g.source
+        if g.time_class not in a.classes:
+            skipped[g.game_id] = f"{g.time_class} game (analysis covers {', '.join(a.classes)})"
+        elif any(fnmatch.fnmatch(rel, pat) for pat in a.exclude):
+            skipped[g.game_id] = "file excluded by [analysis] exclude"
+        else:
+            chosen.append(g)
+    return chosen, skipped
+
+
+def import_shipped(content_dir: Path, settings: Settings, cache: EvalCache, echo: Echo) -> int:
+    """Import every analysis export (and [%eval] PGN) under content/analysis once.
+
+    Each file is remembered by its digest, so it is read again only when it changes.
+    """
+    folder = content_dir / settings.content.analysis
+    if not folder.is_dir():
+        return 0
+    total = 0
+    for path in sorted([*folder.glob("*.jsonl.gz"), *folder.glob("*.pgn")]):
+        marker = f"{IMPORTED_PREFIX}{exchange.file_digest(path)}"
+        if marker in cache:
+            continue
+        if path.suffix == ".pgn":
+            spec = exchange.PGN_EVAL_SPEC
+            _games, added = exchange.import_pgn_evals(cache, path)
+        else:
+            imported = exchange.import_analysis(cache, path)
+            spec, added = imported.spec, imported.added + imported.repaired
+            if imported.rejected:
+                line, reason = imported.rejected[0]
+                echo(
+                    f"{path}: {len(imported.rejected)} invalid entries rejected "
+                    f"(the first, line {line}: {reason})."
+                )
+        cache.put_many({marker: {"file": path.name, "entries": added}})
+        echo(f"Imported {added} evaluations from {path.name} ({spec.describe()}).")
+        total += added
+    return total
+
+
+def make_dask_pool(
+    scheduler: str, engine_path: str, spec: AnalysisSpec, settings: Settings
+) -> DaskPool:
+    try:
+        from site_builder.analysis.dask_backend import DaskPool as Pool
+    except ImportError as exc:
+        raise SiteBuilderError(
+            f"--scheduler needs Dask ({exc}); "
+            "install it with: pip install 'site-builder[distributed]'"
+        ) from exc
+    a = settings.analysis
+    return Pool(scheduler, engine_path, spec, a.deadline_s, a.max_tries)
+
+
+def count_cached(
+    plies_by_game: dict[str, list[Ply]], spec: AnalysisSpec, cache: EvalCache, stats: BuildStats
+) -> None:
+    """Positions needed and found, when nothing may be analysed (imported evaluations)."""
+    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
+    _tasks, hits = missing_tasks(wanted, spec, cache)
+    stats.positions = len({pos for pos, _ in wanted})
+    stats.cache_hits = hits
+
+
+def run_analysis(
+    plies_by_game: dict[str, list[Ply]],
+    spec: AnalysisSpec,
+    settings: Settings,
+    cache: EvalCache,
+    engine_path: str,
+    stats: BuildStats,
+    progress: bool,
+    scheduler: str | None = None,
+    complete: set[str] | None = None,
+) -> None:
+    """Analyse every missing position. Games in ``complete`` are known to be fully cached."""
+    complete = complete or set()
+    needed = {p.position for plies in plies_by_game.values() for p in plies}
+    wanted = [
+        (p.position, p.played)
+        for gid, plies in plies_by_game.items()
+        if gid not in complete
+        for p in plies
+    ]
+    tasks, hits = missing_tasks(wanted, spec, cache)
+    stats.positions = len(needed)
+    stats.cache_hits = hits
+    stats.reused = len(needed - {position for position, _ in wanted})
+    if not tasks:
+        return
+    a = settings.analysis
+    pool: LocalPool | DaskPool
+    if scheduler:
+        pool = make_dask_pool(scheduler, engine_path, spec, settings)
+    else:
+        pool = LocalPool(
+            engine_path, spec, a.workers or default_workers(), a.deadline_s, a.max_tries
+        )
+    bar = tqdm(
+        total=len(tasks), unit="pos", desc="Analysing", disable=not progress, dynamic_ncols=True
+    )
+    bar.set_postfix(cached=stats.cache_hits + stats.reused, engines=pool.workers)
+
+    def on_chunk(results: dict[str, Any], done: int) -> None:
+        cache.put_many(results)
+        bar.update(done)
+
+    try:
+        pool_stats: PoolStats = pool.run(chunked(tasks, a.chunk_size), on_chunk)
+    finally:
+        bar.close()
+    stats.analysed = pool_stats.positions
+    stats.searches = pool_stats.searches
+    stats.engine_seconds = pool_stats.engine_seconds
+    stats.failed = pool_stats.failed
+
+
+def gather_moves(
+    games: list[GameRecord],
+    plies_by_game: dict[str, list[Ply]],
+    spec: AnalysisSpec,
+    cache: EvalCache,
+    mate_cp: int,
+    not_analysed: dict[str, str],
+    build_cache: BuildCache | None,
+    fingerprints: dict[str, str],
+) -> tuple[list[dict[str, Any]], set[str]]:
+    """Move rows of every fully analysed game; the others get a reason in ``not_analysed``."""
+    rows: list[dict[str, Any]] = []
+    done: set[str] = set()
+    for game in games:
+        key = rows_key(
+            fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id], cache
+        )
+        if build_cache is not None:
+            cached = build_cache.get(key)
+            if cached is not None:
+                rows.extend(cached)
+                done.add(game.game_id)
+                continue
+        game_rows = []
+        board = chess.Board()
+        replayed = 0
+        for ply in plies_by_game[game.game_id]:
+            lines = cache.lookup(spec, ply.position)
+            if lines is None:
+                break
+            in_lines = any(line[0] == ply.played for line in lines["lines"])
+            single = None if in_lines else cache.lookup(spec, ply.position, ply.played)
+            if not in_lines and single is None:
+                lines = None
+                break
+            row = move_row(game, ply, lines, single, mate_cp)
+            while replayed < ply.ply:  # the board before this ply, for the best move's SAN
+                board.push(chess.Move.from_uci(game.moves[replayed]))
+                replayed += 1
+            row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
+            game_rows.append(row)
+        else:
+            rows.extend(game_rows)
+            done.add(game.game_id)
+            if build_cache is not None:
+                build_cache.set(key, game_rows)
+            continue
+        not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
+    return rows, done
+
+
+def rows_key(
+    fingerprint: str, spec: AnalysisSpec, mate_cp: int, plies: list[Ply], cache: EvalCache
+) -> str:
+    """Build-cache key of a game's move rows (``fingerprint``: :func:`game_fingerprint`):
+    present only once the game is fully analysed. It names the evaluation cache the rows
+    were read from (:meth:`EvalCache.identity`), so rows outlive neither an emptied or
+    salvaged evaluation cache nor entries ``doctor --check`` removed: the build then reads,
+    and analyses again what is missing, as the user who emptied the cache expects."""
+    return f"rows|{fingerprint}|{spec.key}|{mate_cp}|{len(plies)}|{cache.identity()}"
+
+
+def game_fingerprint(game: GameRecord) -> str:
+    """Everything of a game that a move row or a ply depends on."""
+    return digest(
+        [
+            game.game_id,
+            game.white,
+            game.black,
+            game.white_elo,
+            game.black_elo,
+            str(game.date),
+            game.time_class,
+            game.moves,
+            game.sans,
+        ]
+    )
+
+
+def fingerprint_of(site: SiteData, game: GameRecord) -> str:
+    """:func:`game_fingerprint`, computed once per build (kept in ``site.fingerprints``)."""
+    found = site.fingerprints.get(game.game_id)
+    if found is None:
+        found = site.fingerprints[game.game_id] = game_fingerprint(game)
+    return found
+
+
+def cached_plies(
+    games: list[GameRecord],
+    keys_from: dict[str, int | None],
+    build_cache: BuildCache | None,
+    fingerprints: dict[str, str],
+) -> dict[str, list[Ply]]:
+    out = {}
+    for g in games:
+        start = keys_from[g.game_id]
+        key = f"plies|{fingerprints[g.game_id]}|{start}"
+        found = build_cache.get(key) if build_cache is not None else None
+        if found is None:
+            found = game_plies(g, start)
+            if build_cache is not None:
+                build_cache.set(key, found)
+        out[g.game_id] = found
+    return out
+
+
+def prepare(
+    content_dir: Path,
+    settings: Settings,
+    stats: BuildStats,
+    *,
+    cache_dir: Path | None = None,
+    analyse_only: bool = False,
+    progress: bool = True,
+    echo: Echo = print,
+    scheduler: str | None = None,
+    build_cache: BuildCache | None = None,
+    previous_slugs: Mapping[str, str] | None = None,
+) -> SiteData | None:
+    """Ingest and analyse; the site's inputs (None when ``analyse_only``). ``previous_slugs``
+    (the output's last build: player name → slug) keeps existing players' addresses.
+
+    The plies and move rows, loaded in bulk, are frozen out of the garbage collector's scans
+    (``gc.freeze``) until ``gc.unfreeze()``, which the build (:mod:`site_builder.build`) calls
+    at its end.
+    """
+    clock = Clock(stats)
+    cache_dir = cache_dir or default_cache_dir(content_dir)
+    if build_cache is not None:
+        return _prepare(
+            content_dir,
+            settings,
+            stats,
+            cache_dir,
+            build_cache,
+            clock,
+            analyse_only,
+            progress,
+            echo,
+            scheduler,
+            previous_slugs,
+        )
+    with BuildCache(build_cache_dir(cache_dir)) as own_cache:
+        return _prepare(
+            content_dir,
+            settings,
+            stats,
+            cache_dir,
+            own_cache,
+            clock,
+            analyse_only,
+            progress,
+            echo,
+            scheduler,
+            previous_slugs,
+        )
+
+
+def _prepare(
+    content_dir: Path,
+    settings: Settings,
+    stats: BuildStats,
+    cache_dir: Path,
+    build_cache: BuildCache,
+    clock: Clock,
+    analyse_only: bool,
+    progress: bool,
+    echo: Echo,
+    scheduler: str | None,
+    previous_slugs: Mapping[str, str] | None = None,
+) -> SiteData | None:
+    result = ingest(content_dir, settings, build_cache)
+    games = sorted(result.games, key=lambda g: (g.date.sort_key, g.source, g.line))
+    stats.games, stats.files = len(games), len(result.files)
+    for p in result.problems:
+        stats.problems[p.severity] = stats.problems.get(p.severity, 0) + 1
+    echo(
+        f"Read {len(games)} games from {len(result.files)} files; "
+        + (", ".join(f"{n} {k}" for k, n in sorted(stats.problems.items())) or "no problems")
+        + "."
+    )
+    chosen, not_analysed = analysis_scope(games, settings)
+    a = settings.analysis
+    keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
+    fingerprints = {g.game_id: game_fingerprint(g) for g in games}
+    with collector_paused():
+        plies = cached_plies(games, keys_from, build_cache, fingerprints)
+    gc.freeze()  # the plies live for the whole build (unfrozen by build at its end)
+    to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
+    stats.analysed_games = len(chosen)
+    clock.lap("ingest")
+
+    spec: AnalysisSpec | None = None
+    rows: list[dict[str, Any]] = []
+    analysed: set[str] = set()
+    if chosen:
+        if a.source == "pgn-eval":
+            engine_path, spec = "", exchange.PGN_EVAL_SPEC
+        else:
+            engine_path = resolve_engine(a.engine)
+            spec = make_spec(
+                settings,
+                build_cache.engine_name(engine_path, identify_engine),
+                engine_identity(engine_path),
+            )
+        with EvalCache(cache_dir) as cache:
+            stats.imported = import_shipped(content_dir, settings, cache, echo)
+            if a.source == "pgn-eval":
+                count_cached(to_analyse, spec, cache, stats)
+            else:
+                mate_cp = settings.quality.mate_cp
+                complete = {
+                    gid
+                    for gid, gp in to_analyse.items()
+                    if rows_key(fingerprints[gid], spec, mate_cp, gp, cache) in build_cache
+                }
+                run_analysis(
+                    to_analyse,
+                    spec,
+                    settings,
+                    cache,
+                    engine_path,
+                    stats,
+                    progress,
+                    scheduler,
+                    complete,
+                )
+            echo(
+                f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
+                f"{stats.reused} reused from the last build, "
+                f"{stats.cache_hits} from the evaluation cache, {stats.analysed} analysed"
+                + (f", {len(stats.failed)} failed" if stats.failed else "")
+                + "."
+            )
+            clock.lap("analysis")
+            if analyse_only:
+                return None
+            with collector_paused():
+                rows, analysed = gather_moves(
+                    chosen,
+                    to_analyse,
+                    spec,
+                    cache,
+                    settings.quality.mate_cp,
+                    not_analysed,
+                    build_cache,
+                    fingerprints,
+                )
+            gc.freeze()
+    elif analyse_only:
+        echo("No games to analyse.")
+        return None
+    failed_problems = failed_positions_report(stats.failed, chosen, to_analyse)
+    site = make_site(
+        settings,
+        games,
+        result.problems + failed_problems,
+        spec,
+        plies,
+        rows,
+        analysed,
+        not_analysed,
+        stats,
+        AliasTable.load(content_dir / settings.content.aliases),
+        previous_slugs,
+    )
+    site.fingerprints = fingerprints
+    clock.lap("moves")
+    return site
+
+
+def failed_positions_report(
+    failed: list[tuple[str, str]],
+    games: list[GameRecord],
+    plies: dict[str, list[Ply]],
+) -> list[Problem]:
+    """One report line per game that contains a position the engine could not analyse."""
+    reasons = dict(failed)
+    out = []
+    for game in games:
+        for p in plies[game.game_id]:
+            if p.position in reasons:
+                move = f"{p.move_number}{'.' if p.white else '...'} {p.san}"
+                out.append(
+                    Problem(
+                        game.source,
+                        game.line,
+                        "warning",
+                        game.label(),
+                        f"engine failed on the position before {move} ({p.position}): "
+                        f"{reasons[p.position]}; the game is not analysed",
+                    )
+                )
+                break
+    return out
+
+
+def make_site(
+    settings: Settings,
+    games: list[GameRecord],
+    problems: list[Problem],
+    spec: AnalysisSpec | None,
+    plies: dict[str, list[Ply]],
+    rows: list[dict[str, Any]],
+    analysed: set[str],
+    not_analysed: dict[str, str],
+    stats: BuildStats,
+    aliases: AliasTable | None = None,
+    previous_slugs: Mapping[str, str] | None = None,
+) -> SiteData:
+    """The site's data; ``aliases`` (the alias table) and ``previous_slugs`` (the output's
+    last build) decide who keeps a shared plain slug, and the alias table suggests alias
+    lines for names that normalise alike (see render.slugs)."""
+    aliases = aliases or AliasTable({})
+    if settings.site.as_of:
+        as_of = PgnDate.parse(settings.site.as_of)
+    else:
+        dated = [g.date for g in games if g.date.year is not None]
+        as_of = max(dated, key=lambda d: d.sort_key) if dated else PgnDate(None)
+    moves = move_table(rows)
+    names = {g.white for g in games} | {g.black for g in games}
+    events = {event_key(g) for g in games}
+    facts = {
+        "games": len(games),
+        "analysed_games": len(analysed),
+        "analysed_moves": len(moves),
+        "positions": stats.positions,
+        "negative_deltas": int((moves["raw_delta"] < 0).sum()) if len(moves) else 0,
+        "mean_nodes": _mean_nodes(moves),
+        "failed": len(stats.failed),
+        "name_groups": near_duplicates(
+            Counter(g.white for g in games) + Counter(g.black for g in games), aliases
+        ),
+    }
+    return SiteData(
+        settings=settings,
+        games=games,
+        problems=sorted(problems),
+        as_of=as_of,
+        spec=spec,
+        plies=plies,
+        moves=moves,
+        analysed=analysed,
+        not_analysed=not_analysed,
+        player_slugs=unique_slugs(names, aliases.listed, previous_slugs),
+        event_slugs=unique_slugs(events),
+        facts=facts,
+        elos=fill_elos(games, settings.results.elo_fill_months, event_key),
+    )
+
+
+def _mean_nodes(moves: Any) -> float | None:
+    """Mean nodes searched per analysed position (deterministic, unlike seconds)."""
+    if len(moves) == 0:
+        return None
+    return float(moves.drop_duplicates("position")["nodes"].mean())

@@ -1,0 +1,103 @@
+"""Rendering the site: every family's pages, only the new and changed ones made and
+rendered (in forked workers on more than one core), written into a staging folder and moved
+into place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from site_builder import __version__
+from site_builder.forked import keep
+from site_builder.incremental import BuildCache, code_digest, digest
+from site_builder.render.output import (
+    WorkerHooks,
+    WriteStats,
+    asset_files,
+    templates_digest,
+    write_site,
+)
+from site_builder.render.writer import commit_changes, environment, staging_dir
+from site_builder.sitedata import Family, SiteData
+from site_builder.targets import OUTPUT_RECORD
+
+
+@dataclass
+class RenderResult:
+    pages: int
+    written: WriteStats
+
+
+def render_site(
+    site: SiteData,
+    families: list[Family],
+    output_dir: Path,
+    old_digests: dict[str, str] | None = None,
+    bytecode_dir: Path | None = None,
+    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    workers: int = 1,
+    old_files: set[str] | None = None,
+) -> tuple[RenderResult, dict[str, Any]]:
+    """Write the new and changed files into a staging folder and move them into place.
+
+    Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
+    page sets whose key matches ``old_sets`` are kept without being made; the rest are made
+    and rendered in ``workers`` processes. Only ``old_files`` (the previous build's, by
+    default those on its record in ``output_dir``) are replaced or removed. Returns the
+    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
+    """
+    templates = templates_digest()
+    site.templates = templates
+    site.jinja = env = environment(bytecode_dir)
+    items = [p for fam in families for p in fam.pages(site)]
+    staging = staging_dir(output_dir)  # on the output's file system: moves are renames
+    nav = [item for fam in families for item in fam.nav]
+    common = {
+        "site": site.settings.site,
+        "settings": site.settings,
+        "nav": nav,
+        "version": __version__,
+    }
+    shared = digest([templates, site.code or code_digest(), repr(common)])
+    written, digests, sets = write_site(
+        items,
+        asset_files(),
+        staging,
+        common,
+        output_dir,
+        old_digests or {},
+        shared,
+        bytecode_dir,
+        old_sets,
+        env,
+        workers,
+        _render_worker_hooks(site),
+        old_files,
+    )
+    if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
+        written.changed = sorted([*written.changed, OUTPUT_RECORD])
+    if site.memo is not None and site.new_fragments:
+        with site.memo.transact():  # one commit for the fragments rendered in this build
+            for entry, html in site.new_fragments.items():
+                site.memo.set(entry, html)
+    return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
+
+
+def _render_worker_hooks(site: SiteData) -> WorkerHooks:
+    """A forked render worker reads the build cache through its own connection (an SQLite
+    connection must not be used across a fork) and sends back the fragments it rendered."""
+
+    def start() -> None:
+        keep(site.memo)
+        if isinstance(site.memo, BuildCache):
+            site.memo = BuildCache(site.memo.directory)
+        site.new_fragments.clear()
+
+    def harvest() -> dict[str, Any]:
+        found = dict(site.new_fragments)
+        site.new_fragments.clear()
+        return found
+
+    return WorkerHooks(start, harvest, site.new_fragments.update)
