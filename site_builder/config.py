@@ -27,6 +27,8 @@ class SiteSection:
     description: str = "Players rated by the quality of their moves, analysed by a chess engine."
     #: "YYYY.MM.DD" or "" = the latest game date in the content.
     as_of: str = ""
+    #: Rows of a list page; a longer list is split into pages (name.html, name-2.html, ...).
+    rows_per_page: int = 2000
 
 
 @dataclass(frozen=True)
@@ -366,6 +368,7 @@ class Settings:
 
 
 _RANGES: dict[tuple[str, str], tuple[float, float]] = {
+    ("site", "rows_per_page"): (2, 1_000_000),
     ("conformance", "first_move"): (1, 500),
     ("conformance", "clip_pawns"): (2, 200),
     ("conformance", "gb_limit_pawns"): (0.01, 100),

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 #: Attributes that point at another resource, by tag.
@@ -91,10 +92,24 @@ def _parse(path: Path) -> _PageParser:
     return parser
 
 
-def search_index_paths(script: Path) -> list[str]:
-    """Every page path of a search index (``window.SITE_INDEX = {...};``), players and events."""
+def _script_data(script: Path) -> Any:
+    """The data a script of the site sets: ``window.X = {...};`` or, a shard,
+    ``(window.SITE_SHARDS=...)["key"]={...};``."""
     text = script.read_text(encoding="utf-8")
-    data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    start = text.index("]=") + 2 if text.startswith("(window.SITE_SHARDS") else text.index("{")
+    return json.loads(text[start : text.rindex("}") + 1])
+
+
+def search_index_paths(script: Path) -> list[str]:
+    """Every page path of a search index, players and events: one script
+    (``window.SITE_INDEX = {...};``) or a manifest of grams (``{"grams": {...}}``) whose
+    shards are ``search/g<hex>.js`` beside it."""
+    data = _script_data(script)
+    if set(data) == {"grams"}:
+        folder = script.parent / "search"
+        shards = [folder / f"g{g.encode('utf-8').hex()}.js" for g in sorted(data["grams"])]
+        parts = [_script_data(s) for s in shards]
+        return sorted({e[1] for part in parts for kind in sorted(part) for e in part[kind]})
     return [entry[1] for kind in sorted(data) for entry in data[kind]]
 
 
@@ -179,7 +194,7 @@ def _check_index(
     checked.add((script, folder))
     try:
         paths = search_index_paths(script)
-    except (ValueError, IndexError, TypeError) as err:
+    except (ValueError, IndexError, TypeError, OSError) as err:
         report.broken.append(Broken(rel, line, index, f"unreadable search index: {err}"))
         return
     where = f"{script.relative_to(root).as_posix()} (from {rel})"

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from site_builder.metrics import events
 from site_builder.model import GameRecord
-from site_builder.render import charts, summary
+from site_builder.render import charts, paging, summary
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import (
     Deferred,
@@ -27,7 +27,7 @@ from site_builder.sitedata import EventColumn, Family, NavItem, Section, SiteDat
 
 _EVAL_CLIP = 1000  # cp shown at most on the evaluation graph
 _BEST_GAMES = 5  # best and worst games shown on player and event pages
-SEARCH_INDEX = "assets/search-index.js"
+SEARCH_INDEX = paging.SEARCH_INDEX
 T = TypeVar("T")
 
 
@@ -60,17 +60,17 @@ def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
 
 def _base(site: SiteData, game: GameRecord) -> dict[str, Any]:
     """The common part of a game's rows, made once per game and build (do not modify)."""
-    base = site.game_rows.get(game.game_id)
+    base = site.state.game_rows.get(game.game_id)
     if base is None:
-        base = site.game_rows[game.game_id] = _base_row(site, game)
+        base = site.state.game_rows[game.game_id] = _base_row(site, game)
     return base
 
 
 def _base_key(site: SiteData, game: GameRecord) -> Digested:
     """:func:`_base` as page keys hold it: digested once per game and build."""
-    found = site.game_row_keys.get(game.game_id)
+    found = site.state.game_row_keys.get(game.game_id)
     if found is None:
-        found = site.game_row_keys[game.game_id] = Digested(_base(site, game))
+        found = site.state.game_row_keys[game.game_id] = Digested(_base(site, game))
     return found
 
 
@@ -141,19 +141,16 @@ def _player_list_rows(
 def players_page(site: SiteData, by_player: dict[str, list[GameRecord]]) -> list[Page]:
     rows = _player_list_rows(site, by_player)
     downloads, files = download_pages("data/players", rows, PLAYER_LIST_COLUMNS)
-    return [
-        Page(
-            "players.html",
-            "players.html",
-            {"title": "Players", "rows": rows, "downloads": downloads},
-        ),
-        *files,
-    ]
+    page = Page(
+        "players.html", "players.html", {"title": "Players", "rows": rows, "downloads": downloads}
+    )
+    return [*paging.paged(page, site.settings.site.rows_per_page), *files]
 
 
-def search_index(site: SiteData, by_player: dict[str, list[GameRecord]]) -> Page:
-    """``assets/search-index.js``: players and events for the search box, as a script that
-    sets a global (a ``.json`` file cannot be fetched from file://)."""
+def search_entries(
+    site: SiteData, by_player: dict[str, list[GameRecord]]
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The search box's players and events: [name, page, what the match line says]."""
     players = []
     for row in _player_list_rows(site, by_player):
         years = ""
@@ -165,10 +162,20 @@ def search_index(site: SiteData, by_player: dict[str, list[GameRecord]]) -> Page
     evs = []
     for key, games in sorted(site.games_of_event().items()):
         evs.append([key, site.event_path(key), f"{len(games)} games"])
-    data = {"players": players, "events": evs}
-    text = charts.to_script_json(data)
-    body = f"/* Generated: every player and event of the site. */\nwindow.SITE_INDEX = {text};\n"
-    return Page(SEARCH_INDEX, "", {"bytes": body.encode("utf-8")})
+    return players, evs
+
+
+def search_index(site: SiteData, by_player: dict[str, list[GameRecord]]) -> PageSet:
+    """``assets/search-index.js`` and ``assets/search/``: the search box's index in shards
+    (:func:`paging.search_shards`), scripts that set a global (a ``.json`` file cannot be
+    fetched from file://); made only when a player's or event's entry changed."""
+    players, evs = search_entries(site, by_player)
+
+    def make() -> list[Page]:
+        files = paging.search_shards(players, evs)
+        return [Page(path, "", {"bytes": data}) for path, data in sorted(files.items())]
+
+    return PageSet("search-index", (players, evs), make)
 
 
 # --- player page ---------------------------------------------------------------------------
@@ -307,7 +314,7 @@ def _player_sections(
 
         def made(hook: Callable[[SiteData, str], list[Section]] = hook) -> list[tuple[str, str]]:
             context = {"root": root, "settings": site.settings}
-            env = site.jinja
+            env = site.state.jinja
             return [
                 (s.title, str(render_fragment(s.template, {**context, "ctx": s.context}, env)))
                 for s in hook(site, name)
@@ -317,7 +324,7 @@ def _player_sections(
         if fed is None:
             parts = made()
         else:
-            key = [fam.name, name, root, fed, games_key, site.settings_digest, site.code]
+            key = [fam.name, name, root, fed, games_key, site.settings_digest, site.cache.code]
             parts = _memo_fragment(site, f"{fam.name}-player", Digested(key).sha, made)
         out += [RenderedSection(title, Markup(html)) for title, html in parts]
     return out
@@ -482,12 +489,12 @@ def game_page(
         "eval_html": ("partials/game_eval.html", eval_context),
         "moves_html": ("partials/game_moves.html", moves_context),
     }
-    game_key = site.game_keys.get(game.game_id)
+    game_key = site.cache.game_keys.get(game.game_id)
     fragments: dict[str, Any] = {
         name: (
             Deferred((name, game_key), functools.partial(_fragment, site, t, game_key, context))
             if game_key
-            else render_fragment(t, context(), site.jinja)
+            else render_fragment(t, context(), site.state.jinja)
         )
         for name, (t, context) in parts.items()
     }
@@ -524,14 +531,14 @@ def game_page(
 def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -> T:
     """``make()``, rendered HTML that depends on ``key`` only: kept in the build cache under
     the key and the templates' digest, and made only when missing."""
-    if not site.templates or site.memo is None:
+    if not site.state.templates or site.cache.store is None:
         return make()
-    entry = f"fragment|{name}|{key}|{site.templates}"
-    found = site.new_fragments.get(entry)
+    entry = f"fragment|{name}|{key}|{site.state.templates}"
+    found = site.state.new_fragments.get(entry)
     if found is None:
-        found = site.memo.get(entry)
+        found = site.cache.store.get(entry)
     if found is None:
-        found = site.new_fragments[entry] = make()
+        found = site.state.new_fragments[entry] = make()
     return found
 
 
@@ -541,7 +548,7 @@ def _fragment(
     """``template`` rendered with ``context()``, which depends on ``key`` only (kept in the
     build cache as :func:`_memo_fragment` keeps it)."""
     html = _memo_fragment(
-        site, template, key, lambda: str(render_fragment(template, context(), site.jinja))
+        site, template, key, lambda: str(render_fragment(template, context(), site.state.jinja))
     )
     return Markup(html)
 
@@ -553,9 +560,9 @@ def game_page_set(
     neighbours: tuple[GameRecord | None, GameRecord | None] = (None, None),
 ) -> Page | PageSet:
     """:func:`game_page` made only when what it reads changed: the game and its analysis
-    (``site.game_keys``), the record's other fields, its row and its neighbours' rows, and
+    (``site.cache.game_keys``), the record's other fields, its row and its neighbours' rows, and
     the families' sections. Without a game key, the page itself."""
-    game_key = site.game_keys.get(game.game_id)
+    game_key = site.cache.game_keys.get(game.game_id)
     if not game_key:
         return game_page(site, game, families, neighbours)
     sections = [
@@ -656,14 +663,9 @@ def events_page(site: SiteData, by_event: dict[str, list[GameRecord]]) -> list[P
     for r in rows:
         del r["sort"]
     downloads, files = download_pages("data/events", rows, EVENT_LIST_COLUMNS)
-    return [
-        Page(
-            "events.html",
-            "events.html",
-            {"title": "Tournaments and matches", "rows": rows, "downloads": downloads},
-        ),
-        *files,
-    ]
+    context = {"title": "Tournaments and matches", "rows": rows, "downloads": downloads}
+    page = Page("events.html", "events.html", context)
+    return [*paging.paged(page, site.settings.site.rows_per_page, name="event"), *files]
 
 
 def _perf_columns(cols: Sequence[EventColumn]) -> list[Column]:
@@ -823,9 +825,9 @@ def report_page(site: SiteData) -> list[Page]:
                     if k in by_severity
                 ],
                 "counts": counts,
-                "facts": site.facts,
+                "facts": site.state.facts,
                 "not_analysed": Counter(site.not_analysed.values()).most_common(),
-                "name_groups": site.facts.get("name_groups", []),
+                "name_groups": site.state.facts.get("name_groups", []),
             },
         )
     ]
@@ -841,7 +843,7 @@ def methodology_page(site: SiteData, families: Sequence[Family]) -> Page:
             "partials": partials,
             "spec": site.spec,
             "settings": site.settings,
-            "facts": site.facts,
+            "facts": site.state.facts,
         },
     )
 

@@ -11,6 +11,45 @@
     return String(s).normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   }
 
+  /* ---- data loaded on demand ------------------------------------------------------------ */
+
+  /* A shard is a script of the site that stores its data in window.SITE_SHARDS[key]
+     (file:// pages may load scripts, not fetch JSON). Each is loaded once. */
+  function shard(key) {
+    var all = window.SITE_SHARDS;
+    return all && Object.prototype.hasOwnProperty.call(all, key) ? all[key] : null;
+  }
+  var waiting = {}, loaded = {};
+  function loadScript(src, then) {
+    if (loaded[src]) { then(); return; }
+    if (waiting[src]) { waiting[src].push(then); return; }
+    waiting[src] = [then];
+    var s = document.createElement("script");
+    s.src = src;
+    s.onload = s.onerror = function () {
+      var calls = waiting[src];
+      delete waiting[src];
+      loaded[src] = true;
+      calls.forEach(function (f) { f(); });
+    };
+    document.head.appendChild(s);
+  }
+
+  /* The order of the search index: players first, then by name (code points, as the site
+     builder sorts them). */
+  function byCodePoints(a, b) {
+    var x = Array.from(a), y = Array.from(b);
+    for (var i = 0; i < x.length && i < y.length; i++) {
+      var d = x[i].codePointAt(0) - y[i].codePointAt(0);
+      if (d) return d;
+    }
+    return x.length - y.length;
+  }
+  function indexOrder(a, b) {
+    if (a.kind !== b.kind) return a.kind === "player" ? -1 : 1;
+    return byCodePoints(a.name, b.name);
+  }
+
   /* ---- charts -------------------------------------------------------------------------- */
 
   /* Plotly reads a little HTML in every string of a figure (<b>, <a href>, <br>, <sub> ...).
@@ -254,6 +293,53 @@
     return apply;
   }
 
+  /* A paged list's box also searches the names on every page of the list: the list's name
+     shard (window.SITE_SHARDS[key] = {pages: [[names of page 1], ...], paths: [...]}) is
+     loaded at the first focus or keystroke; each match links to its page, filtered to it. */
+  var LIST_SHOWN = 20;
+  function makeListSearch(input) {
+    var out = document.getElementById(input.getAttribute("data-filter") + "-matches");
+    if (!out) return;
+    var key = input.getAttribute("data-names-key"), root = input.getAttribute("data-root") || "";
+    var asked = 0;
+    function apply() {
+      var terms = fold(input.value).split(/\s+/).filter(Boolean), ticket = ++asked;
+      if (!terms.length) { out.hidden = true; out.textContent = ""; return; }
+      loadScript(input.getAttribute("data-names"), function () {
+        if (ticket !== asked) return;
+        var data = shard(key) || { pages: [], paths: [] };
+        var found = [], total = 0;
+        data.pages.forEach(function (names, p) {
+          names.forEach(function (name) {
+            var k = fold(name);
+            if (!terms.every(function (t) { return k.indexOf(t) !== -1; })) return;
+            total += 1;
+            if (found.length < LIST_SHOWN) found.push([name, p]);
+          });
+        });
+        out.textContent = "";
+        var head = document.createElement("p");
+        head.textContent = total + (total === 1 ? " row" : " rows") + " of the whole list" +
+          (total ? (total > LIST_SHOWN ? " match; the first " + LIST_SHOWN + ":" : " match:") : " match.");
+        out.appendChild(head);
+        var ul = document.createElement("ul");
+        found.forEach(function (f) {
+          var li = document.createElement("li");
+          var a = document.createElement("a");
+          a.href = root + data.paths[f[1]] + "?q=" + encodeURIComponent(f[0]);
+          a.textContent = f[0];
+          li.appendChild(a);
+          li.appendChild(document.createTextNode(" (page " + (f[1] + 1) + ")"));
+          ul.appendChild(li);
+        });
+        out.appendChild(ul);
+        out.hidden = false;
+      });
+    }
+    input.addEventListener("focus", function () { loadScript(input.getAttribute("data-names"), function () {}); });
+    input.addEventListener("input", apply);
+  }
+
   /* players.html?q=name (the search form's target without JavaScript) fills the filter. */
   function applyQuery(filters) {
     var q = new URLSearchParams(window.location.search).get("q");
@@ -262,6 +348,7 @@
     input.value = q;
     var apply = filters.get(input);
     if (apply) apply();
+    if (input.hasAttribute("data-names")) input.dispatchEvent(new Event("input"));
   }
 
   /* ---- menus ---------------------------------------------------------------------------- */
@@ -296,32 +383,73 @@
     var list = form.querySelector("[role=listbox]");
     var status = form.querySelector("[role=status]");
     var root = form.getAttribute("data-root") || "";
-    var entries = null, loading = false, matches = [], active = -1;
+    var matches = [], active = -1, asked = 0;
     var noop = function () {};
 
-    function prepare() {
-      var idx = window.SITE_INDEX || { players: [], events: [] };
-      entries = [];
-      [["player", idx.players], ["tournament", idx.events]].forEach(function (kind) {
+    /* The index in shards: search-index.js lists every gram (two adjacent
+       characters of a word of a name, or a one-character word) and how many names hold it;
+       search/g<hex>.js holds those names; search/c<hex>.js the matches of a one- or two-character query. A
+       query loads the shard of its rarest gram: every match holds it. */
+    function shardUrl(name) {
+      var index = form.getAttribute("data-index");
+      return name === "index" ? index : index.replace(/search-index\.js$/, "search/" + name + ".js");
+    }
+    function hex(s) {
+      return Array.prototype.map.call(new TextEncoder().encode(s), function (b) {
+        return (b < 16 ? "0" : "") + b.toString(16);
+      }).join("");
+    }
+    function gramsOf(term) {
+      var cs = Array.from(term), out = [];
+      for (var i = 0; i + 1 < cs.length; i++) out.push(cs[i] + cs[i + 1]);
+      return out;
+    }
+    function entriesOf(part) {
+      var out = [];
+      [["player", part.p], ["tournament", part.e]].forEach(function (kind) {
         (kind[1] || []).forEach(function (e) {
-          entries.push({ name: e[0], path: e[1], info: e[2], kind: kind[0], key: fold(e[0]) });
+          out.push({ name: e[0], path: e[1], info: e[2], kind: kind[0], key: fold(e[0]) });
         });
       });
+      return out;
     }
-
-    var pending = null;
+    /* The shards a query needs: {names: [...], top: the c<hex> file (it holds the total)}. */
+    function plan(terms, grams) {
+      var one = terms.filter(function (t, i) { return terms.indexOf(t) === i; });
+      if (one.length === 1 && Array.from(one[0]).length <= 2) {
+        var known = Array.from(one[0]).length === 1 ? Object.keys(grams).some(function (g) { return g.indexOf(one[0]) !== -1; }) : Object.prototype.hasOwnProperty.call(grams, one[0]);
+        return { names: known ? ["c" + hex(one[0])] : [], top: true };
+      }
+      var best = null, missing = false;
+      terms.forEach(function (t) {
+        gramsOf(t).forEach(function (g) {
+          if (!Object.prototype.hasOwnProperty.call(grams, g)) { missing = true; return; }
+          if (best === null || grams[g] < grams[best]) best = g;
+        });
+      });
+      if (missing) return { names: [] };
+      if (best !== null) return { names: ["g" + hex(best)] };
+      /* Only one-character terms: every name with the rarest of them (its grams'). */
+      var union = null;
+      one.forEach(function (c) {
+        var gs = Object.keys(grams).filter(function (g) { return Array.from(g).length <= 2 && g.indexOf(c) !== -1; });
+        var size = gs.reduce(function (n, g) { return n + grams[g]; }, 0);
+        if (union === null || size < union.size) union = { size: size, gs: gs };
+      });
+      return { names: union.gs.map(function (g) { return "g" + hex(g); }) };
+    }
+    function withShards(names, then) {
+      var left = names.filter(function (n) { return !shard("search/" + n); });
+      var count = left.length;
+      if (!count) { then(); return; }
+      left.forEach(function (n) {
+        loadScript(shardUrl(n), function () { count -= 1; if (!count) then(); });
+      });
+    }
+    /* Runs ``then`` once the manifest is loaded (at the first focus or keystroke). */
     function load(then) {
-      if (entries) { then(); return; }
-      if (window.SITE_INDEX) { prepare(); then(); return; }
-      pending = then;  /* the latest wish runs once the index is there */
-      if (loading) return;
-      loading = true;
-      var s = document.createElement("script");
-      s.src = form.getAttribute("data-index");
-      s.onload = function () { prepare(); pending(); };
-      document.head.appendChild(s);
+      withShards(["index"], then);
     }
-
     function close() {
       list.hidden = true;
       input.setAttribute("aria-expanded", "false");
@@ -344,9 +472,27 @@
 
     function search() {
       var terms = fold(input.value).split(/\s+/).filter(Boolean);
+      if (!terms.length) { list.textContent = ""; matches = []; close(); status.textContent = ""; return; }
+      var grams = (shard("search/index") || { grams: {} }).grams;
+      var p = plan(terms, grams), ticket = ++asked;
+      withShards(p.names, function () {
+        if (ticket === asked) show(terms, p);  /* a later keystroke wins */
+      });
+    }
+
+    function show(terms, p) {
       list.textContent = "";
       matches = [];
-      if (!terms.length) { close(); status.textContent = ""; return; }
+      var seen = {}, entries = [], total = null;
+      p.names.forEach(function (n) {
+        var part = shard("search/" + n);
+        if (p.top) total = part.n;
+        entriesOf(part).forEach(function (e) {
+          var id = e.kind + " " + e.path;
+          if (!seen[id]) { seen[id] = true; entries.push(e); }
+        });
+      });
+      if (p.names.length > 1) entries.sort(indexOrder);
       entries.forEach(function (e) {
         if (!terms.every(function (t) { return e.key.indexOf(t) !== -1; })) return;
         var first = terms[0];
@@ -354,7 +500,7 @@
         matches.push({ e: e, rank: rank + (e.kind === "player" ? 0 : 3) });
       });
       matches.sort(function (a, b) { return a.rank - b.rank || (a.e.key < b.e.key ? -1 : a.e.key > b.e.key ? 1 : 0); });
-      var total = matches.length;
+      if (total === null) total = matches.length;
       matches = matches.slice(0, 12).map(function (m) { return m.e; });
       matches.forEach(function (e, i) {
         var li = document.createElement("li");
@@ -409,6 +555,7 @@
     var apply = makeFilter(input);
     if (apply) filters.set(input, apply);
   });
+  each(document.querySelectorAll("input[data-names]"), makeListSearch);
   applyQuery(filters);
   setupMenus();
   setupSearch();
