@@ -162,15 +162,15 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         families = all_families()
-        site.memo = build_cache
+        site.cache.store = build_cache
         # One code digest for the whole build (the manifest's).
         code = new["code"]
-        site.code = code
-        site.player_keys = {
+        site.cache.code = code
+        site.cache.player_keys = {
             name: digest([p["digest"], new["spec"], str(site.as_of), code])
             for name, p in new["players"].items()
         }
-        site.game_keys = {
+        site.cache.game_keys = {
             g.game_id: digest(
                 [fingerprint_of(site, g), g.game_id in site.analysed, new["spec"], code]
             )
@@ -184,9 +184,9 @@ def build(
             stats.family_seconds,
             processes(),
         )
-        stats.recomputed_players = site.recomputed_players
-        stats.group_counts = site.group_counts
-        stats.elo_resumed = site.facts.get("elo_resumed", {})
+        stats.recomputed_players = site.cache.recomputed_players
+        stats.group_counts = site.cache.group_counts
+        stats.elo_resumed = site.state.facts.get("elo_resumed", {})
         clock.lap("metrics")
         result, rendered = render_site(
             site,

@@ -373,7 +373,7 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if site is None:
         return 1
     res = compute_calibration(site)
-    site.results["intrinsic"] = res
+    site.state.results["intrinsic"] = res
     for line in intrinsic_pages.calibration_text(res, settings):
         print(line)
     families = all_families()

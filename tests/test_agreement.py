@@ -158,7 +158,7 @@ def test_agreement_downloads_have_documented_columns(tmp_path) -> None:  # type:
         settings=Settings(),
         moves=_moves([("A", 24000.0, 2700), ("B", 24000.0, 2650), ("C", 24000.0, 2680)]),
     )
-    site.results["agreement"] = agreement_family.compute(site)  # type: ignore[arg-type]
+    site.state.results["agreement"] = agreement_family.compute(site)  # type: ignore[arg-type]
     pages = agreement_pages.pages(site)  # type: ignore[arg-type]
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     out = render_pages(pages, tmp_path, common)

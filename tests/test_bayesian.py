@@ -286,7 +286,9 @@ def test_table_iii_is_per_elo_group_with_the_bayesian_band(small_site) -> None: 
         ),
         bayesian=dataclasses.replace(s.bayesian, group_width=40, side_min_turns=25),
     )
-    site = dataclasses.replace(small_site, settings=settings, results={})
+    site = dataclasses.replace(
+        small_site, settings=settings, state=dataclasses.replace(small_site.state, results={})
+    )
     res = bayesian.compute(site)
     assert res.outcomes
     scopes = {r["scope"] for r in res.outcomes}

@@ -17,7 +17,7 @@ def test_family_on_real_games(small_site, tmp_path: Path) -> None:  # type: igno
     from site_builder.render.writer import render_pages
 
     res = conformance.compute(small_site)
-    small_site.results["conformance"] = res
+    small_site.state.results["conformance"] = res
     # the 1886 title match is found by its event name and says why it is not predicted
     (match,) = res.wcc
     assert (match["player_a"], match["year"], match["games"]) == ("Steinitz, William", 1886, 20)

@@ -197,17 +197,29 @@ def test_a_game_fragment_is_rendered_once_and_kept(small_site, tmp_path: Path) -
 
     def fragment(site) -> str:  # type: ignore[no-untyped-def]
         html = core_pages._fragment(site, "partials/game_moves.html", "game-key", context)
-        for entry, text in site.new_fragments.items():
-            site.memo.set(entry, text)  # as the build does after writing the site
+        for entry, text in site.state.new_fragments.items():
+            site.cache.store.set(entry, text)  # as the build does after writing the site
         return str(html)
 
     with BuildCache(tmp_path / "memo") as memo:
-        site = dataclasses.replace(small_site, memo=memo, templates="t1", new_fragments={})
+        site = dataclasses.replace(
+            small_site,
+            cache=dataclasses.replace(small_site.cache, store=memo),
+            state=dataclasses.replace(small_site.state, templates="t1", new_fragments={}),
+        )
         first = fragment(site)
         assert "&lt;e4&gt;" in first and rendered == ["moves"]
-        again = dataclasses.replace(small_site, memo=memo, templates="t1", new_fragments={})
+        again = dataclasses.replace(
+            small_site,
+            cache=dataclasses.replace(small_site.cache, store=memo),
+            state=dataclasses.replace(small_site.state, templates="t1", new_fragments={}),
+        )
         assert fragment(again) == first and rendered == ["moves"]  # read, not rendered
-        changed = dataclasses.replace(small_site, memo=memo, templates="t2", new_fragments={})
+        changed = dataclasses.replace(
+            small_site,
+            cache=dataclasses.replace(small_site.cache, store=memo),
+            state=dataclasses.replace(small_site.state, templates="t2", new_fragments={}),
+        )
         assert fragment(changed) == first and rendered == ["moves", "moves"]
 
 

@@ -91,10 +91,10 @@ def test_build_from_pgn_evals(tmp_path: Path) -> None:
     from site_builder.families import all_families
 
     for fam in all_families():
-        site.results[fam.name] = fam.compute(site)
-    assert "needs a multi-PV analysis" in site.results["intrinsic"].status
-    assert "needs the top 10 lines of a multi-PV analysis" in site.results["bayesian"].status
-    complexity = site.results["conformance"].complexity
+        site.state.results[fam.name] = fam.compute(site)
+    assert "needs a multi-PV analysis" in site.state.results["intrinsic"].status
+    assert "needs the top 10 lines of a multi-PV analysis" in site.state.results["bayesian"].status
+    complexity = site.state.results["conformance"].complexity
     assert complexity["status"].str.startswith("n/a: no per-depth scores").all()
 
 

@@ -21,13 +21,15 @@ def _site(small_site, **intrinsic):  # type: ignore[no-untyped-def]
     settings = dataclasses.replace(
         s, intrinsic=dataclasses.replace(s.intrinsic, bootstrap=200, **intrinsic)
     )
-    return dataclasses.replace(small_site, settings=settings, results={})
+    return dataclasses.replace(
+        small_site, settings=settings, state=dataclasses.replace(small_site.state, results={})
+    )
 
 
 def _render(site, tmp: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     fams = [*FAMILIES, agreement_pages.FAMILY]
     for fam in fams:
-        site.results[fam.name] = fam.compute(site)
+        site.state.results[fam.name] = fam.compute(site)
     pages = [p for fam in fams for p in fam.pages(site)]
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     return render_pages(pages, tmp, common)
@@ -61,14 +63,14 @@ def calibrated(small_site, tmp_path_factory):  # type: ignore[no-untyped-def]
 
 def test_every_ipr_and_skill_carries_its_interval(calibrated) -> None:  # type: ignore[no-untyped-def]
     site, out = calibrated
-    res = site.results["intrinsic"]
+    res = site.state.results["intrinsic"]
     listed = res.players[res.players["status"] == ""]
     assert len(listed) > 10
     assert (listed["ipr_lo"] <= listed["ipr"]).all() and (listed["ipr"] <= listed["ipr_hi"]).all()
     html = out["intrinsic.html"].decode()
     assert "95% interval" in html and 'class="sortable"' in html and 'data-sort="num"' in html
     assert out["data/intrinsic.csv"].startswith(b"rank,player,ipr,ipr_lo,ipr_hi")
-    sk = site.results["bayesian"].players
+    sk = site.state.results["bayesian"].players
     ok = sk[sk["status"] == ""]
     assert (ok["c_lo"] <= ok["c"]).all() and (ok["c"] <= ok["c_hi"]).all()
     assert "95% region" in out["skill.html"].decode()
@@ -86,7 +88,7 @@ def test_player_event_and_game_blocks(calibrated) -> None:  # type: ignore[no-un
     carlsen = intrinsic_pages.player_sections(site, "Carlsen, Magnus")
     assert carlsen and carlsen[0].context["years"]
     assert carlsen[0].context["chart"]["layout"]["title"]["text"].endswith("IPR by year")
-    key = next(k for k in site.results["intrinsic"].events["event"] if "Tata" in k)
+    key = next(k for k in site.state.results["intrinsic"].events["event"] if "Tata" in k)
     ev = intrinsic_pages.event_sections(site, key)
     assert ev and ev[0].context["event"]["ipr_lo"] < ev[0].context["event"]["ipr_hi"]
     game = next(g for g in site.games if g.game_id in site.analysed)
@@ -96,7 +98,9 @@ def test_player_event_and_game_blocks(calibrated) -> None:  # type: ignore[no-un
 
 def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  # type: ignore[no-untyped-def]
     site, out = calibrated
-    again = dataclasses.replace(site, results=dict(site.results))
+    again = dataclasses.replace(
+        site, state=dataclasses.replace(site.state, results=dict(site.state.results))
+    )
     mp = pytest.MonkeyPatch()
     real = I.calibrate
     mp.setattr(
@@ -109,7 +113,7 @@ def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  #
             status="",
         ),
     )
-    again.results["intrinsic"] = intrinsic_family.compute(again)
+    again.state.results["intrinsic"] = intrinsic_family.compute(again)
     mp.undo()
     pages = intrinsic_pages.pages(again)
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
@@ -120,7 +124,7 @@ def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  #
 
 def test_uncalibrated_site_says_why(small_site, tmp_path) -> None:  # type: ignore[no-untyped-def]
     site = _site(small_site, min_turns=10**7)
-    site.results["intrinsic"] = intrinsic_family.compute(site)
+    site.state.results["intrinsic"] = intrinsic_family.compute(site)
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     out = render_pages(intrinsic_pages.pages(site), tmp_path, common)
     html = out["intrinsic.html"].decode()
@@ -148,7 +152,7 @@ def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: i
     # Players of the other files keep their rows (rated on the same scale or n/a with why).
     assert list(res["tata"].players["player"]) == list(res["every"].players["player"])
     for s, r in ((tata, res["tata"]), (every, res["every"])):
-        s.results["intrinsic"] = r
+        s.state.results["intrinsic"] = r
     skill = {n: bayesian.compute(s) for n, s in (("every", every), ("tata", tata))}
     assert skill["tata"].groups["turns"].sum() < skill["every"].groups["turns"].sum()
     nothing = intrinsic_family.compute(none)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import BayesianSection, IntrinsicSection, ResultsSection
+from site_builder.memo import Memo
 from site_builder.metrics import bayesian, intrinsic, moves, quality, results
 
 
@@ -81,8 +82,8 @@ def test_group_digests_and_positions(small_site: Any) -> None:
     _, meta = intrinsic.turns_from_moves(small_site.classical_moves, IntrinsicSection())
     units = intrinsic.unit_frame(meta)
     site = small_site
-    keys = dict(site.game_keys)
-    site.game_keys = {g.game_id: f"k{i}" for i, g in enumerate(site.games)}
+    keys = dict(site.cache.game_keys)
+    site.cache.game_keys = {g.game_id: f"k{i}" for i, g in enumerate(site.games)}
     try:
         at = intrinsic.group_positions(units, ["player", "year"])
         frames = dict(units.groupby(["player", "year"], sort=True).__iter__())
@@ -90,15 +91,15 @@ def test_group_digests_and_positions(small_site: Any) -> None:
         for key, g in frames.items():
             pd.testing.assert_frame_equal(units.iloc[at[key]], g)
         groups = {str(k): rows for k, rows in at.items()}
-        digests = site.units_digests(units, groups, "s")
+        digests = site.cache.units_digests(units, groups, "s")
         for key, g in frames.items():
             plain = (
-                f"{site.games_digest(g['game_id'].astype(str))}|"
-                f"{site.games_digest(g['player'].astype(str))}|s"
+                f"{site.cache.games_digest(g['game_id'].astype(str))}|"
+                f"{site.cache.games_digest(g['player'].astype(str))}|s"
             )
             assert digests[str(key)] == plain
     finally:
-        site.game_keys = keys
+        site.cache.game_keys = keys
 
 
 def test_records_and_scope_rows(small_site: Any) -> None:
@@ -153,23 +154,23 @@ def test_per_game_rows_recompute_only_changed_games_and_equal_a_full_pass(
 
     with BuildCache(tmp_path / "memo") as memo:
         site = dataclasses.replace(
-            small_site, memo=memo, game_keys={gid: "k" for gid in small_site.analysed}
+            small_site, cache=Memo(store=memo, game_keys={gid: "k" for gid in small_site.analysed})
         )
         full = quality.game_quality(moves, cfg)
-        first = site.per_game_rows("q", "s", moves, compute, quality.GAME_ORDER)
+        first = site.cache.per_game_rows("q", "s", moves, compute, quality.GAME_ORDER)
         pd.testing.assert_frame_equal(first, full)
         # Two games changed, one gone: only the changed ones are computed again.
-        site.game_keys = {**site.game_keys, ids[0]: "k2", ids[5]: "k2"}
+        site.cache.game_keys = {**site.cache.game_keys, ids[0]: "k2", ids[5]: "k2"}
         fewer = moves[moves["game_id"] != ids[9]]
-        again = site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
+        again = site.cache.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
         assert computed[1] == {ids[0], ids[5]}
         pd.testing.assert_frame_equal(again, quality.game_quality(fewer, cfg), check_exact=True)
         # Nothing changed: nothing computed.
-        site.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
+        site.cache.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
         assert len(computed) == 2
         # A game gone, none changed: its rows go, nothing is computed.
         fewest = fewer[fewer["game_id"] != ids[1]]
-        last = site.per_game_rows("q", "s", fewest, compute, quality.GAME_ORDER)
+        last = site.cache.per_game_rows("q", "s", fewest, compute, quality.GAME_ORDER)
         assert len(computed) == 2
         pd.testing.assert_frame_equal(last, quality.game_quality(fewest, cfg), check_exact=True)
 
@@ -193,11 +194,12 @@ def test_per_game_turns_equal_a_full_pass(small_site: Any, tmp_path: Any) -> Non
         fewer = moves[~moves["game_id"].isin(widest)]
         with BuildCache(tmp_path / slot) as memo:
             site = dataclasses.replace(
-                small_site, memo=memo, game_keys={gid: "k" for gid in small_site.analysed}
+                small_site,
+                cache=Memo(store=memo, game_keys={gid: "k" for gid in small_site.analysed}),
             )
-            first = site.per_game_turns(slot, "s", moves, make, pad)
-            site.game_keys = {**site.game_keys, ids[0]: "k2", ids[3]: "k2"}
-            again = site.per_game_turns(slot, "s", fewer, make, pad)
+            first = site.cache.per_game_turns(slot, "s", moves, make, pad)
+            site.cache.game_keys = {**site.cache.game_keys, ids[0]: "k2", ids[3]: "k2"}
+            again = site.cache.per_game_turns(slot, "s", fewer, make, pad)
         expected = make(fewer)
         for got, want in ((first, (arrays, meta)), (again, expected)):
             _same_arrays(got[0], want[0])

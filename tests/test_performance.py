@@ -168,7 +168,7 @@ def test_results_lists_fill_count_and_apply_the_minimum(tmp_path: Path) -> None:
     from tests.test_results import row, site_of
 
     site = site_of(tmp_path, {"norway.pgn": NORWAY}, "[results]\nmin_games = 10\n")
-    current = site.results["results"].lists["current"]
+    current = site.state.results["results"].lists["current"]
     caruana = row(current, "Caruana, Fabiano")
     assert (caruana["performance_games"], caruana["performance_filled"]) == (10, 7)
     assert caruana["performance"] == pytest.approx(2829.6)

@@ -36,7 +36,7 @@ def site_of(root: Path, files: dict[str, Path | str], toml: str = "") -> SiteDat
         echo=lambda s: None,
     )
     assert site is not None
-    site.results["results"] = results_family.compute(site)
+    site.state.results["results"] = results_family.compute(site)
     return site
 
 
@@ -60,7 +60,7 @@ def palma(
 
 def test_seed_example_through_the_pipeline(tmp_path: Path) -> None:
     site = site_of(tmp_path, {"seed.pgn": SEED_DRAW})
-    rows = site.results["results"].rows
+    rows = site.state.results["results"].rows
     assert row(rows, "White, A")["sdf_factor"] == 39.0
     assert row(rows, "Black, B")["sdf_factor"] == 19.0
     assert row(rows, "White, A")["sdf_elo_source"] == "Elo tags"
@@ -69,7 +69,7 @@ def test_seed_example_through_the_pipeline(tmp_path: Path) -> None:
 def test_games_without_elo_use_the_ratings_before_the_game(tmp_path: Path) -> None:
     untagged = SEED_DRAW.replace('[WhiteElo "2700"]\n', "").replace('[BlackElo "2670"]\n', "")
     site = site_of(tmp_path, {"seed.pgn": untagged})
-    res = site.results["results"]
+    res = site.state.results["results"]
     white, black = row(res.rows, "White, A"), row(res.rows, "Black, B")
     # Both start at 2200: the Elo term is (2200 + 50 − 2200) / 8 = 6.25.
     assert white["sdf_factor"] == 29 + 6.25 and black["sdf_factor"] == 29 - 6.25
@@ -95,7 +95,7 @@ RADJABOV = "Radjabov, Teimour"
 
 
 def test_fighter_list_by_hand(palma: SiteData) -> None:
-    res = palma.results["results"]
+    res = palma.state.results["results"]
     fighters = results.fighter_order(res.lists["fighter"])
     g, r = row(fighters, GELFAND), row(fighters, RADJABOV)
     assert g["sdf"] == pytest.approx((18.5 + 25.25) / 9)
@@ -123,7 +123,7 @@ def test_fighter_list_by_hand(palma: SiteData) -> None:
 
 
 def test_style_table_by_hand(palma: SiteData) -> None:
-    style = palma.results["results"].lists["current"]
+    style = palma.state.results["results"].lists["current"]
     g, r = row(style, GELFAND), row(style, RADJABOV)
     assert g["opening_draw_factor"] == pytest.approx((366 + 2 / 3) / 9)
     assert r["opening_draw_factor"] == pytest.approx(50.0)
@@ -137,7 +137,7 @@ def test_style_table_by_hand(palma: SiteData) -> None:
 
 
 def test_thresholds_name_the_reason(palma: SiteData) -> None:
-    res = palma.results["results"]
+    res = palma.state.results["results"]
     # Defaults need 50 games: with min_games = 9 everyone is in; the annual list needs 10
     # in the as-of year (2017), so nobody is, and each says why.
     annual = res.lists["year-2017"]
@@ -153,7 +153,7 @@ def test_thresholds_name_the_reason(palma: SiteData) -> None:
 def test_no_rated_opponents(tmp_path: Path) -> None:
     src = Path(__file__).parent / "data/small-site/games/WorldChamp1886.pgn"
     site = site_of(tmp_path, {"wc.pgn": src}, "[results]\nmin_games = 5\n")
-    res = site.results["results"]
+    res = site.state.results["results"]
     zuk = row(res.lists["current"], "Zukertort, Johannes Hermann")
     assert zuk["games"] == 0 and zuk["all_games"] == 20 and math.isnan(zuk["performance"])
     assert "0 classical games against opponents with an Elo tag of 2400+" in zuk["status"]
@@ -262,15 +262,15 @@ def test_result_pickles_for_the_build_cache(palma: SiteData) -> None:
     """The build cache memoises a family's result: it must pickle, lookup indexes or not."""
     import pickle
 
-    res = palma.results["results"]
+    res = palma.state.results["results"]
     results_pages.player_sections(palma, GELFAND)  # fills the lookup indexes
     back = pickle.loads(pickle.dumps(res))
     assert back.lists["fighter"].equals(res.lists["fighter"])
     assert back.default_classified["total"] == 81  # the report reads it in pages()
-    palma.results["results"] = back
+    palma.state.results["results"] = back
     assert results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
     results_pages.pages(palma)
-    assert palma.facts["time_class_default"]["total"] == 81
+    assert palma.state.facts["time_class_default"]["total"] == 81
 
 
 def test_player_page_short_draws(palma: SiteData) -> None:
@@ -326,7 +326,7 @@ def test_rapid_and_blitz_ratings(tmp_path: Path) -> None:
         pgn("Test Blitz", "2018.01.01", "1", a, b, "0-1", WhiteElo="2710", BlackElo="2610"),
     ]
     site = site_of(tmp_path, {"fast.pgn": "\n".join(games)})
-    res = site.results["results"]
+    res = site.state.results["results"]
     by_round = {(g.event, g.round): g for g in site.games}
     tiebreak = by_round[("FIDE World Cup", "1.3")]
     assert tiebreak.time_class == "rapid" and "tiebreak" in tiebreak.time_class_reason
@@ -420,12 +420,12 @@ def test_lists_page_charts_all_three_pairs(palma: SiteData, tmp_path: Path) -> N
             "status": [""] * len(players),
         }
     )
-    palma.results["quality"] = SimpleNamespace(current=current)
+    palma.state.results["quality"] = SimpleNamespace(current=current)
     try:
         page = next(p for p in results_pages.pages(palma) if p.path == "lists.html")
         html = _render(palma, page, tmp_path)
     finally:
-        del palma.results["quality"]
+        del palma.state.results["quality"]
     ctx = page.context
     assert ctx["elo_fide_chart"] and ctx["elo_quality_chart"] and ctx["fide_quality_chart"]
     for plot in ("elo-fide", "elo-quality", "fide-quality"):
@@ -490,7 +490,7 @@ def test_eco_statistics_by_hand(palma: SiteData) -> None:
     empty = results.eco_statistics(games, ecos, ())
     assert empty.empty and "classical_draw_pct" in empty.columns
     # The openings page of the Palma file: one row per ECO code of its finished games.
-    res = palma.results["results"]
+    res = palma.state.results["results"]
     page = next(p for p in results_pages.pages(palma) if p.path == "openings.html")
     codes = [r["eco"] for r in page.context["rows"]]
     finished = {g.game_id for g in palma.games if g.score_white is not None}

@@ -336,12 +336,12 @@ def _site(tmp_path: Path) -> SiteData:
 @pytest.fixture(scope="module")
 def hand_site(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
     site = _site(tmp_path_factory.mktemp("wcc"))
-    site.results["conformance"] = champions_pages.FAMILY.compute(site)
+    site.state.results["conformance"] = champions_pages.FAMILY.compute(site)
     return site
 
 
 def test_every_match_is_listed_with_each_predictor(hand_site: SiteData) -> None:
-    res: conformance.ConformanceResult = hand_site.results["conformance"]
+    res: conformance.ConformanceResult = hand_site.state.results["conformance"]
     first, second = res.wcc
     assert (first["player_a"], first["player_b"], first["year"]) == ("Alpha", "Beta", 2000)
     assert first["actual"] == 0.75 and first["games"] == 4 and first["forfeits"] == 1
@@ -446,7 +446,7 @@ def test_charts_of_the_comparison_pages_and_the_player_page(
 ) -> None:
     from site_builder.render.core_pages import player_page
 
-    res: conformance.ConformanceResult = hand_site.results["conformance"]
+    res: conformance.ConformanceResult = hand_site.state.results["conformance"]
     # min_fit_games = 10 in the hand site's settings, so α, β and Nelder–Mead ran
     assert res.fit is not None and res.ponderation is not None
     alpha_games = [g for g in hand_site.games if "Alpha" in (g.white, g.black)]
@@ -498,7 +498,7 @@ def test_charts_of_the_comparison_pages_and_the_player_page(
 def test_result_can_be_cached(hand_site: SiteData) -> None:
     import pickle
 
-    res = hand_site.results["conformance"]
+    res = hand_site.state.results["conformance"]
     again = pickle.loads(pickle.dumps(res))
     assert again.wcc == res.wcc
     assert np.array_equal(again.h2h.markov, res.h2h.markov)
@@ -517,7 +517,7 @@ def test_event_and_player_blocks(hand_site: SiteData) -> None:
 def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData) -> None:
     import pandas as pd
 
-    res = hand_site.results["conformance"]
+    res = hand_site.state.results["conformance"]
     match = res.titles.matches[1]  # Gamma – Beta 2001: no Elo tags
     start = match.games[0].months
     assert start is not None
@@ -534,7 +534,7 @@ def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData
             }
         )
 
-    hand_site.results["results"] = Results()
+    hand_site.state.results["results"] = Results()
     try:
         value, note = conformance._elo_prediction(hand_site, match)
         assert value == pytest.approx(1 / (1 + 10 ** (-40 / 400)))
@@ -542,7 +542,7 @@ def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData
         Results.updates.loc[:, "started"] = ["start value", "Elo tag", "", ""]
         assert conformance._elo_prediction(hand_site, match) == (None, "n/a: no Elo tags")
     finally:
-        del hand_site.results["results"]
+        del hand_site.state.results["results"]
 
 
 def test_methodology_names_the_exit_pseudo_counts_and_derives_the_noise_floor(

@@ -15,20 +15,15 @@ from site_builder.families import all_families
 from site_builder.families.driver import compute_metrics
 from site_builder.incremental import BuildCache
 from site_builder.render.driver import render_site
-from site_builder.sitedata import Family, SiteData
+from site_builder.sitedata import BuildState, Family, SiteData
 
 
 def _fresh(site: SiteData, memo: Any = None) -> SiteData:
+    """``site``'s inputs with a new build state and cache (``memo`` the build cache)."""
     return dataclasses.replace(
         site,
-        results={},
-        facts=dict(site.facts),
-        memo=memo,
-        recomputed_players={},
-        group_counts={},
-        new_fragments={},
-        game_rows={},
-        game_row_keys={},
+        state=BuildState(facts=dict(site.state.facts)),
+        cache=dataclasses.replace(site.cache, store=memo, recomputed_players={}, group_counts={}),
     )
 
 
@@ -51,9 +46,9 @@ def test_families_computed_in_a_worker_give_the_same_site(small_site, tmp_path: 
             made[workers] = (
                 names,
                 keys,
-                site.recomputed_players,
-                site.group_counts,
-                sorted(site.facts),
+                site.cache.recomputed_players,
+                site.cache.group_counts,
+                sorted(site.state.facts),
                 _tree(tmp_path / f"out{workers}"),
             )
             # The worker's results were kept in the build cache: nothing is computed again.
@@ -66,7 +61,7 @@ def test_a_family_computed_in_a_worker_may_not_read_another(small_site) -> None:
     first = Family("first", compute=lambda site: 1, pages=lambda site: [])
     reader = Family(
         "reader",
-        compute=lambda site: site.results["first"] + 1,
+        compute=lambda site: site.state.results["first"] + 1,
         pages=lambda site: [],
         in_worker=True,
     )

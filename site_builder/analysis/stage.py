@@ -40,7 +40,7 @@ from site_builder.metrics.elo_fill import fill_elos
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.slugs import unique_slugs
-from site_builder.sitedata import SiteData, event_key
+from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
 
 Echo = Callable[[str], None]
@@ -298,10 +298,10 @@ def game_fingerprint(game: GameRecord) -> str:
 
 
 def fingerprint_of(site: SiteData, game: GameRecord) -> str:
-    """:func:`game_fingerprint`, computed once per build (kept in ``site.fingerprints``)."""
-    found = site.fingerprints.get(game.game_id)
+    """:func:`game_fingerprint`, computed once per build (kept in ``site.cache.fingerprints``)."""
+    found = site.cache.fingerprints.get(game.game_id)
     if found is None:
-        found = site.fingerprints[game.game_id] = game_fingerprint(game)
+        found = site.cache.fingerprints[game.game_id] = game_fingerprint(game)
     return found
 
 
@@ -484,7 +484,7 @@ def _prepare(
         AliasTable.load(content_dir / settings.content.aliases),
         previous_slugs,
     )
-    site.fingerprints = fingerprints
+    site.cache.fingerprints = fingerprints
     clock.lap("moves")
     return site
 
@@ -564,7 +564,7 @@ def make_site(
         not_analysed=not_analysed,
         player_slugs=unique_slugs(names, aliases.listed, previous_slugs),
         event_slugs=unique_slugs(events),
-        facts=facts,
+        state=BuildState(facts=facts),
         elos=fill_elos(games, settings.results.elo_fill_months, event_key),
     )
 

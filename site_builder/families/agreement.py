@@ -67,7 +67,7 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
     values: dict[str, dict[str, float]] = {m: {} for m in METHODS}
     extra: Intervals = {}
     missing: dict[str, str] = {}
-    q = site.results.get("quality")
+    q = site.state.results.get("quality")
     frame = getattr(q, "historical", None)
     if frame is not None and len(frame):
         for r in records(frame[frame["status"] == ""]):
@@ -76,7 +76,7 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
                 values["quality"][r["player"]] = v
     else:
         missing["quality"] = "the quality family produced no list"
-    ipr = site.results.get("intrinsic")
+    ipr = site.state.results.get("intrinsic")
     frame = getattr(ipr, "players", None)
     if frame is not None and len(frame):
         for r in records(frame[frame["status"] == ""]):
@@ -88,7 +88,7 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
         status = getattr(ipr, "status", "") or ""
         cal = getattr(ipr, "calibration", None)
         missing["ipr"] = status or getattr(cal, "status", "") or "no player has an IPR"
-    sk = site.results.get("bayesian")
+    sk = site.state.results.get("bayesian")
     frame = getattr(sk, "players", None)
     if frame is not None and len(frame):
         for r in records(frame[frame["status"] == ""]):
@@ -98,7 +98,7 @@ def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, di
                 extra[("skill", r["player"])] = (r["c_lo"], r["c_hi"])
     if not values["skill"]:
         missing["skill"] = getattr(sk, "status", "") or "no player has a Bayesian skill"
-    res = site.results.get("results")
+    res = site.state.results.get("results")
     try:
         now = res.now["classical"] if res is not None else {}
         for player, rating in dict(now).items():

@@ -41,7 +41,7 @@ GROUP_COLUMNS = [
 
 @dataclass
 class BayesianResult:
-    """What :func:`compute` leaves in ``site.results["bayesian"]``."""
+    """What :func:`compute` leaves in ``site.state.results["bayesian"]``."""
 
     status: str
     turns: int
@@ -88,7 +88,7 @@ def compute(site: SiteData) -> BayesianResult:
     clock = time.perf_counter()
     moves = site.classical_moves
     # Turns of the changed games only (those of the others are the last build's).
-    cand, meta = site.per_game_turns(
+    cand, meta = site.cache.per_game_turns(
         "bayesian",
         site.settings.digest("bayesian"),
         moves,
@@ -112,16 +112,16 @@ def compute(site: SiteData) -> BayesianResult:
         return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
     seconds["turns"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    settings_key = f"{site.code}|{site.settings.digest('bayesian', 'intrinsic', 'analysis')}"
+    settings_key = f"{site.cache.code}|{site.settings.digest('bayesian', 'intrinsic', 'analysis')}"
     index = _TurnIndex(meta)
     units = intrinsic.unit_frame(meta)
     sides = _sides(cand, index, meta, site, settings_key)
     seconds["game sides"] = time.perf_counter() - clock
     clock = time.perf_counter()
     in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
-    set_key = site.games_digest(meta["game_id"][in_set].astype(str))
+    set_key = site.cache.games_digest(meta["game_id"][in_set].astype(str))
     which = _group_of(meta, in_set, site)
-    groups, curves = site.memoised(
+    groups, curves = site.cache.memoised(
         f"bayesian-groups|{settings_key}|{set_key}", lambda: _groups(cand, meta, which, site)
     )
     elo_line, mapping_status = _mapping(groups, site)
@@ -187,7 +187,7 @@ def _sides(
     keys = sorted(index.slices)
     ids = {f"{gid}|{player}": (gid, player) for gid, player in keys}
     digests = {
-        sid: f"{site.game_keys.get(gid, '')}|{settings_key}" for sid, (gid, _) in ids.items()
+        sid: f"{site.cache.game_keys.get(gid, '')}|{settings_key}" for sid, (gid, _) in ids.items()
     }
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
@@ -214,7 +214,7 @@ def _sides(
             }
         return out
 
-    found = site.memo_groups("bayesian-side", digests, compute)
+    found = site.cache.memo_groups("bayesian-side", digests, compute)
     return pd.DataFrame([found[f"{gid}|{player}"] for gid, player in keys])
 
 
@@ -232,7 +232,9 @@ def _posterior_rows(
     cfg = site.settings.bayesian
     min_turns = cfg.min_turns
     by_id = {"|".join(str(v) for v in extra.values()): (extra, at) for extra, at in groups}
-    digests = site.units_digests(units, {gid: at for gid, (_, at) in by_id.items()}, settings_key)
+    digests = site.cache.units_digests(
+        units, {gid: at for gid, (_, at) in by_id.items()}, settings_key
+    )
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
         out = {}
@@ -246,7 +248,7 @@ def _posterior_rows(
         return out
 
     players = {gid: str(extra["player"]) for gid, (extra, _) in by_id.items()}
-    found = site.memo_groups(f"bayesian-{kind}", digests, compute, players)
+    found = site.cache.memo_groups(f"bayesian-{kind}", digests, compute, players)
     return [{**extra, **found[gid]} for gid, (extra, _) in by_id.items()]
 
 

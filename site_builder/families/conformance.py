@@ -325,7 +325,7 @@ def _complexity(
         groups["Title-match players"] = champions
         groups["Others"] = set(frame["player"].unique().tolist()) - champions
     # Each player's row is reused while their games and [conformance] are unchanged.
-    players = site.per_players(
+    players = site.cache.per_players(
         "conformance",
         site.settings.digest("conformance"),
         {
@@ -345,7 +345,7 @@ def _complexity_row(
 def _improved_elo(site: SiteData, player: str, before_months: float) -> float | None:
     """The results family's improved Elo before a date, when it exists and was started from
     an Elo tag (a rating started from the default value says nothing about strength)."""
-    res = site.results.get("results")
+    res = site.state.results.get("results")
     if res is None:
         return None
     updates = res.get("updates") if isinstance(res, dict) else getattr(res, "updates", None)

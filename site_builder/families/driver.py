@@ -1,4 +1,4 @@
-"""Computing the metric families: each family's result into ``site.results``, the last
+"""Computing the metric families: each family's result into ``site.state.results``, the last
 build's when nothing it depends on changed (its code, settings sections, data and the results
 it read from other families); on more than one core, the families marked ``in_worker`` are
 computed in a forked worker while the build computes the others.
@@ -34,7 +34,7 @@ FAMILY_SETTINGS: dict[str, tuple[str, ...]] = {
 
 
 class _RecordingResults(dict[str, Any]):
-    """site.results that remembers which other families' results a family read."""
+    """site.state.results that remembers which other families' results a family read."""
 
     def __init__(self, data: dict[str, Any]) -> None:
         super().__init__(data)
@@ -84,7 +84,7 @@ class _Metrics:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def run(self, fam: Family) -> None:
-        """``fam``'s result into ``site.results``: the last build's when nothing it depends
+        """``fam``'s result into ``site.state.results``: the last build's when nothing it depends
         on changed, else computed (and kept in the build cache)."""
         site, build_cache, keys = self.site, self.build_cache, self.keys
         used = ("site", "analysis", *FAMILY_SETTINGS.get(fam.name, tuple(self.sections)))
@@ -106,11 +106,11 @@ class _Metrics:
         ):
             memo = build_cache.get(slot) if build_cache is not None else None
             if memo is not None and memo["key"] == head["key"]:
-                site.results[fam.name] = memo["result"]
+                site.state.results[fam.name] = memo["result"]
                 keys[fam.name] = memo["key"]
                 return
-        recording = _RecordingResults(site.results)
-        site.results = recording
+        recording = _RecordingResults(site.state.results)
+        site.state.results = recording
         clock = time.perf_counter()
         try:
             result = fam.compute(site)
@@ -118,9 +118,9 @@ class _Metrics:
             _check_in_worker(fam, recording.read, exc)
             raise
         finally:
-            site.results = dict(recording)
+            site.state.results = dict(recording)
         self.seconds[fam.name] = time.perf_counter() - clock
-        site.results[fam.name] = result
+        site.state.results[fam.name] = result
         _check_in_worker(fam, recording.read)
         deps = {d: keys.get(d, "") for d in sorted(recording.read - {fam.name})}
         keys[fam.name] = digest([own, deps])
@@ -166,19 +166,19 @@ def _compute_aside() -> _Aside:
     site = state.site
     if isinstance(state.build_cache, BuildCache):
         keep(state.build_cache)
-        state.build_cache = site.memo = BuildCache(state.build_cache.directory)
-    facts = dict(site.facts)
+        state.build_cache = site.cache.store = BuildCache(state.build_cache.directory)
+    facts = dict(site.state.facts)
     for fam in families:
         state.run(fam)
     names = {f.name for f in families}
     return _Aside(
-        results={n: site.results[n] for n in names},
+        results={n: site.state.results[n] for n in names},
         keys={n: state.keys[n] for n in names},
         fresh=state.fresh & names,
         seconds={n: v for n, v in state.seconds.items() if n in names},
-        recomputed_players=site.recomputed_players,
-        group_counts=site.group_counts,
-        facts={k: v for k, v in site.facts.items() if k not in facts or facts[k] is not v},
+        recomputed_players=site.cache.recomputed_players,
+        group_counts=site.cache.group_counts,
+        facts={k: v for k, v in site.state.facts.items() if k not in facts or facts[k] is not v},
     )
 
 
@@ -195,7 +195,7 @@ def _compute_metrics(
         site,
         build_cache,
         data_key,
-        site.code or code_digest(),
+        site.cache.code or code_digest(),
         [f.name for f in dataclasses.fields(site.settings)],
     )
     aside = [f for f in families if f.in_worker]
@@ -221,15 +221,15 @@ def _compute_metrics(
             for fam in aside:
                 state.run(fam)
         else:
-            site.results.update(got.results)
+            site.state.results.update(got.results)
             state.keys.update(got.keys)
             state.fresh |= got.fresh
             state.seconds.update(got.seconds)
             for name, players in got.recomputed_players.items():
-                site.recomputed_players.setdefault(name, set()).update(players)
+                site.cache.recomputed_players.setdefault(name, set()).update(players)
             for name, counts in got.group_counts.items():
-                site.group_counts.setdefault(name, counts)
-            site.facts.update(got.facts)
+                site.cache.group_counts.setdefault(name, counts)
+            site.state.facts.update(got.facts)
         for fam in families[first + len(aside) :]:
             state.run(fam)
     else:

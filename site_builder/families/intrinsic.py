@@ -27,7 +27,7 @@ from site_builder.sitedata import SiteData, event_key
 
 @dataclass
 class IntrinsicResult:
-    """What :func:`compute` leaves in ``site.results["intrinsic"]``."""
+    """What :func:`compute` leaves in ``site.state.results["intrinsic"]``."""
 
     status: str  #: "" or why there is no intrinsic rating at all
     turns: int
@@ -121,7 +121,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     moves = site.classical_moves
     # Turns of the changed games only (those of the others are the last build's).
     sp, meta = (
-        site.per_game_turns(
+        site.cache.per_game_turns(
             "intrinsic",
             site.settings.digest("intrinsic"),
             moves,
@@ -143,8 +143,9 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
     cal_sp, cal_meta = sp.take(np.flatnonzero(in_set)), meta[in_set].reset_index(drop=True)
     settings_key = site.settings.digest("intrinsic", "analysis")
-    cal_key = f"{site.code}|{settings_key}|{site.games_digest(cal_meta['game_id'].astype(str))}"
-    part = site.memoised(
+    cal_games = site.cache.games_digest(cal_meta["game_id"].astype(str))
+    cal_key = f"{site.cache.code}|{settings_key}|{cal_games}"
+    part = site.cache.memoised(
         f"intrinsic-calibration|{cal_key}", lambda: _calibration(cal_sp, cal_meta, site)
     )
     seconds["calibration"] = time.perf_counter() - clock
@@ -248,7 +249,7 @@ class _GroupScope:
         groups: _Positions,
         players: dict[str, str],
     ) -> None:
-        digests = self.site.units_digests(units, groups, self.cal_key)
+        digests = self.site.cache.units_digests(units, groups, self.cal_key)
         self.kinds[kind] = (units, groups, digests, players)
 
     def rows(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -257,7 +258,7 @@ class _GroupScope:
         wanted = [
             units.iloc[groups[gid]]
             for kind, (units, groups, digests, _) in self.kinds.items()
-            for gid in site.missing_groups(f"intrinsic-{kind}", digests)
+            for gid in site.cache.missing_groups(f"intrinsic-{kind}", digests)
         ]
         out = {}
         for kind, (units, groups, digests, players) in self.kinds.items():
@@ -275,7 +276,7 @@ class _GroupScope:
                     for gid in missing
                 }
 
-            out[kind] = site.memo_groups(f"intrinsic-{kind}", digests, compute, players)
+            out[kind] = site.cache.memo_groups(f"intrinsic-{kind}", digests, compute, players)
         return out
 
     def _unit_table(self, frames: list[pd.DataFrame]) -> UnitTable | None:

@@ -43,14 +43,14 @@ def compute(site: SiteData) -> QualityResult:
     # The per-game table for the changed games only, the player indexes per player, so that
     # a rebuild recomputes only the players whose games changed.
     key = site.settings.digest("quality")
-    games = site.per_game_rows(
+    games = site.cache.per_game_rows(
         "quality",
         key,
         moves,
         functools.partial(quality.game_quality, cfg=cfg),
         quality.GAME_ORDER,
     )
-    parts = site.per_players(
+    parts = site.cache.per_players(
         "quality",
         key,
         {

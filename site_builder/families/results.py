@@ -39,7 +39,7 @@ class DefaultClassified(TypedDict):
 
 @dataclass
 class ResultsData:
-    """What :func:`compute` leaves in ``site.results["results"]``."""
+    """What :func:`compute` leaves in ``site.state.results["results"]``."""
 
     #: Elo runs: one row per (game, player), ``time_class`` says which run.
     updates: pd.DataFrame
@@ -99,12 +99,12 @@ def compute(site: SiteData) -> ResultsData:
         "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
     }
     # Sequential runs resume from the last build's, from the earliest changed game on.
-    rules_key = hashlib.sha256(f"{cfg!r}|{site.code}".encode()).hexdigest()[:16]
+    rules_key = hashlib.sha256(f"{cfg!r}|{site.cache.code}".encode()).hexdigest()[:16]
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
     for cls, (k_of_gm, since) in k_rules.items():
         slot = f"elo-run|{cls}|{rules_key}"
-        found = site.memo.get(slot) if site.memo is not None else None
+        found = site.cache.store.get(slot) if site.cache.store is not None else None
         run = elo.sequential_run(
             elo.rated_games(games, cls, since),
             k_of_gm,
@@ -114,11 +114,11 @@ def compute(site: SiteData) -> ResultsData:
             cfg.reseed_months,
             previous=found[0] if found is not None else None,
         )
-        if site.memo is not None:
-            site.memo.set(slot, (run,))
+        if site.cache.store is not None:
+            site.cache.store.set(slot, (run,))
         runs[cls] = run.updates
         resumed[cls] = (run.resumed_at, len(run.games))
-    site.facts["elo_resumed"] = resumed
+    site.state.facts["elo_resumed"] = resumed
     updates = (
         pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
         if any(len(r) for r in runs.values())
@@ -132,9 +132,10 @@ def compute(site: SiteData) -> ResultsData:
     eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
     draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
     # Each game's material figures, reused while the game and [results] are unchanged.
-    material = site.per_game(
+    material = site.cache.per_game(
         "results-material",
         site.settings.digest("results"),
+        site.games,
         lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
     )
     facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}

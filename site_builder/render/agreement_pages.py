@@ -120,7 +120,7 @@ def _charts(res: AgreementResult) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: AgreementResult = site.results["agreement"]
+    res: AgreementResult = site.state.results["agreement"]
     rows = [{**r, "href": site.player_path(r["player"])} for r in res.rows]
     corr_rows = [
         {

@@ -169,7 +169,7 @@ def _group_chart(res: BayesianResult) -> dict[str, Any] | None:
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     cfg = site.settings.bayesian
     listed: list[dict[str, Any]] = []
     unlisted: list[dict[str, Any]] = []
@@ -192,7 +192,7 @@ def pages(site: SiteData) -> list[Page]:
     finite = [
         r["shift"] for r in shift_rows if r["shift"] is not None and math.isfinite(r["shift"])
     ]
-    site.facts["bayesian_top_shift"] = {
+    site.state.facts["bayesian_top_shift"] = {
         "rows": shift_rows,
         "downloads": shift_dl,
         "range": (min(finite), max(finite)) if finite else None,
@@ -238,7 +238,7 @@ def pages(site: SiteData) -> list[Page]:
 
 def player_files(site: SiteData, player: str) -> list[Page]:
     """The player's skill-by-year table (on the player page) as a download."""
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
     return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
 
@@ -270,7 +270,7 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     if res.status:
         return [
             Section(
@@ -323,7 +323,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     if res.status:
         return res.status
     frames = (res.players, res.years)
@@ -334,7 +334,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     if res.status or len(res.sides) == 0:
         return []
     rows = records_by(res.sides, "game_id").get(game.game_id, [])
@@ -344,7 +344,7 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
 
 
 def game_inputs(site: SiteData, game: GameRecord) -> Any:
-    res: BayesianResult = site.results["bayesian"]
+    res: BayesianResult = site.state.results["bayesian"]
     if res.status or len(res.sides) == 0:
         return None
     return row_hashes_by(res.sides, "game_id").get(game.game_id, b"")

@@ -380,7 +380,7 @@ def player_year_downloads(site: SiteData, player: str) -> Downloads:
 
 def player_files(site: SiteData, player: str) -> list[Page]:
     """The player's conformance-by-year table (on the player page) as a download."""
-    rows = site.results["conformance"].by_player("strength", player)
+    rows = site.state.results["conformance"].by_player("strength", player)
     if not rows:
         return []
     return download_pages(_player_year_base(site, player), rows, PLAYER_YEAR_COLUMNS)[1]
@@ -466,7 +466,7 @@ def _wcc_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: ConformanceResult = site.results["conformance"]
+    res: ConformanceResult = site.state.results["conformance"]
     cfg = res.cfg
     out: list[Page] = []
 
@@ -798,7 +798,7 @@ def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: ConformanceResult = site.results["conformance"]
+    res: ConformanceResult = site.state.results["conformance"]
     rows = [{**r, "href": site.player_path(player)} for r in res.by_player("strength", player)]
     if not rows:
         return []
@@ -842,7 +842,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
-    res: ConformanceResult = site.results["conformance"]
+    res: ConformanceResult = site.state.results["conformance"]
     m = res.models
     return (
         res.by_player("strength", player),
@@ -866,7 +866,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 
 def event_sections(site: SiteData, key: str) -> list[Section]:
-    res: ConformanceResult = site.results["conformance"]
+    res: ConformanceResult = site.state.results["conformance"]
     rows = [r for r in res.wcc if r["event_key"] == key]
     if not rows:
         return []

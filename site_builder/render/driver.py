@@ -49,8 +49,8 @@ def render_site(
     result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
     templates = templates_digest()
-    site.templates = templates
-    site.jinja = env = environment(bytecode_dir)
+    site.state.templates = templates
+    site.state.jinja = env = environment(bytecode_dir)
     items = [p for fam in families for p in fam.pages(site)]
     staging = staging_dir(output_dir)  # on the output's file system: moves are renames
     nav = [item for fam in families for item in fam.nav]
@@ -60,7 +60,7 @@ def render_site(
         "nav": nav,
         "version": __version__,
     }
-    shared = digest([templates, site.code or code_digest(), repr(common)])
+    shared = digest([templates, site.cache.code or code_digest(), repr(common)])
     written, digests, sets = write_site(
         items,
         asset_files(),
@@ -78,10 +78,10 @@ def render_site(
     )
     if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
-    if site.memo is not None and site.new_fragments:
-        with site.memo.transact():  # one commit for the fragments rendered in this build
-            for entry, html in site.new_fragments.items():
-                site.memo.set(entry, html)
+    if site.cache.store is not None and site.state.new_fragments:
+        with site.cache.store.transact():  # one commit for the fragments rendered in this build
+            for entry, html in site.state.new_fragments.items():
+                site.cache.store.set(entry, html)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 
@@ -90,14 +90,14 @@ def _render_worker_hooks(site: SiteData) -> WorkerHooks:
     connection must not be used across a fork) and sends back the fragments it rendered."""
 
     def start() -> None:
-        keep(site.memo)
-        if isinstance(site.memo, BuildCache):
-            site.memo = BuildCache(site.memo.directory)
-        site.new_fragments.clear()
+        keep(site.cache.store)
+        if isinstance(site.cache.store, BuildCache):
+            site.cache.store = BuildCache(site.cache.store.directory)
+        site.state.new_fragments.clear()
 
     def harvest() -> dict[str, Any]:
-        found = dict(site.new_fragments)
-        site.new_fragments.clear()
+        found = dict(site.state.new_fragments)
+        site.state.new_fragments.clear()
         return found
 
-    return WorkerHooks(start, harvest, site.new_fragments.update)
+    return WorkerHooks(start, harvest, site.state.new_fragments.update)

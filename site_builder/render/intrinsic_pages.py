@@ -311,7 +311,7 @@ def _fit_rows(res: IntrinsicResult) -> list[dict[str, Any]]:
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     cfg = site.settings.intrinsic
     listed = (
         [
@@ -372,14 +372,14 @@ def pages(site: SiteData) -> list[Page]:
 
 def player_files(site: SiteData, player: str) -> list[Page]:
     """The player's IPR-by-year table as a download."""
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
     return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
 
 
 def event_files(site: SiteData, key: str) -> list[Page]:
     """The event's IPR-per-player table as a download."""
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     rows = [] if res.status or res.event_players.empty else _event_lists(res).get(key)
     return download_pages(event_downloads_base(site, key), rows, EVENT_DOWNLOAD)[1] if rows else []
 
@@ -427,7 +427,7 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     if res.status:
         return [
             Section(
@@ -487,7 +487,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     if res.status:
         return res.status
     return [
@@ -496,7 +496,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 
 def event_sections(site: SiteData, key: str) -> list[Section]:
-    res: IntrinsicResult = site.results["intrinsic"]
+    res: IntrinsicResult = site.state.results["intrinsic"]
     if res.status or res.events.empty:
         return []
     ev = records_by(res.events, "event").get(key, [])

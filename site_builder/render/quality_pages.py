@@ -87,7 +87,7 @@ def _elo_chart(site: SiteData, res: QualityResult) -> dict[str, Any] | None:
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: QualityResult = site.results["quality"]
+    res: QualityResult = site.state.results["quality"]
     cfg = site.settings.quality
     current = _list_rows(site, res.current)
     historical = _list_rows(site, res.historical)
@@ -116,7 +116,7 @@ def pages(site: SiteData) -> list[Page]:
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: QualityResult = site.results["quality"]
+    res: QualityResult = site.state.results["quality"]
     games = [g for g in records_by(res.games, "player").get(player, []) if g["moves"] > 0]
     row = records_by(res.historical, "player").get(player, [])
     summary = row[0] if row else None
@@ -169,7 +169,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
-    res: QualityResult = site.results["quality"]
+    res: QualityResult = site.state.results["quality"]
     return [
         row_hashes_by(f, "player").get(player, b"")
         for f in (res.games, res.historical, res.current)
@@ -177,7 +177,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: QualityResult = site.results["quality"]
+    res: QualityResult = site.state.results["quality"]
     rows = records_by(res.games, "game_id").get(game.game_id, [])
     if not rows:
         return []
@@ -185,7 +185,7 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
 
 
 def game_inputs(site: SiteData, game: GameRecord) -> Any:
-    res: QualityResult = site.results["quality"]
+    res: QualityResult = site.state.results["quality"]
     return row_hashes_by(res.games, "game_id").get(game.game_id, b"")
 
 

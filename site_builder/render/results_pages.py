@@ -691,7 +691,7 @@ LISTS_COLS = [
 
 
 def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page:
-    quality = site.results.get("quality")
+    quality = site.state.results.get("quality")
     q_rows: dict[str, tuple[float, int]] = {}
     if quality is not None and len(quality.current):
         shown = quality.current[quality.current["status"] == ""]
@@ -816,11 +816,11 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
 
 
 def pages(site: SiteData) -> list[Page]:
-    res: ResultsData = site.results["results"]
+    res: ResultsData = site.state.results["results"]
     # For the build report (core pages come last); set here, as compute may be memoised.
-    site.facts["time_class_default"] = res.default_classified
+    site.state.facts["time_class_default"] = res.default_classified
     # For the methodology page: the values used, where they are not the method's.
-    site.facts["results_changed"] = changed_settings(site.settings.results)
+    site.state.facts["results_changed"] = changed_settings(site.settings.results)
     downloads: list[Page] = []
     out = _elo_pages(site, res, downloads)
     out.append(_fast_page(site, res, "rapid", downloads))
@@ -878,7 +878,7 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
 
 
 def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: ResultsData = site.results["results"]
+    res: ResultsData = site.state.results["results"]
     rows = _by(res, "rows", "player", player)
     games = site.games_by_id
     draws = []
@@ -947,7 +947,7 @@ _STATUS_FIELDS = ("rating", "games", "status", "sdf")
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
-    res: ResultsData = site.results["results"]
+    res: ResultsData = site.state.results["results"]
     statuses = _statuses(res).get(player, [])
     scopes = _scope_keys(res)
     # The section reads an update's global ``order`` only to sort them, and a row's
@@ -968,7 +968,7 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 
 def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: ResultsData = site.results["results"]
+    res: ResultsData = site.state.results["results"]
     upd = _by(res, "updates", "game_id", game.game_id)
     rows = _by(res, "rows", "game_id", game.game_id)
     eco = res.eco_source.get(game.game_id)
@@ -1021,7 +1021,7 @@ _GAME_ROW_COLUMNS = (
 
 
 def game_inputs(site: SiteData, game: GameRecord) -> Any:
-    res: ResultsData = site.results["results"]
+    res: ResultsData = site.state.results["results"]
     gid = game.game_id
     return (
         row_hashes_by(res.updates, "game_id", _GAME_UPDATE_COLUMNS).get(gid, b""),

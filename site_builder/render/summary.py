@@ -75,7 +75,7 @@ def mean_interval(values: Iterable[float]) -> tuple[float | None, float | None, 
 
 
 def _quality_games(site: SiteData) -> pd.DataFrame | None:
-    res = site.results.get("quality")
+    res = site.state.results.get("quality")
     return _frame(res, "games", "game_id", "player", "q", "moves", "months")
 
 
@@ -122,7 +122,7 @@ def _quality_item(
 
 def quality_summary(site: SiteData, player: str) -> list[SummaryItem]:
     """The current and the all-time quality index, with the 95% interval of the mean."""
-    res = site.results.get("quality")
+    res = site.state.results.get("quality")
     out = []
     for name, label, anchor, own in (
         ("current", "Quality index, current", "current", False),
@@ -212,7 +212,7 @@ def _results_ranks(res: Any) -> dict[str, tuple[dict[str, int], int]]:
 
 def results_summary(site: SiteData, player: str) -> list[SummaryItem]:
     """Improved Elo, rapid and blitz ratings at the as-of date and the fighter ranking."""
-    res = site.results.get("results")
+    res = site.state.results.get("results")
     lists = getattr(res, "lists", None)
     if not isinstance(lists, dict):
         return []
@@ -267,7 +267,7 @@ def _interval_summary(
     unit: str,
     interval: str,
 ) -> list[SummaryItem]:
-    res = site.results.get(family)
+    res = site.state.results.get(family)
     value, lo, hi = columns
     frame = _frame(res, "players", "player", value, lo, hi, "status")
     if frame is None:
@@ -329,7 +329,7 @@ def bayesian_summary(site: SiteData, player: str) -> list[SummaryItem]:
 
 def intrinsic_event(site: SiteData, key: str) -> list[EventColumn]:
     """Each player's IPR over their moves in the event, with its bootstrap interval."""
-    res = site.results.get("intrinsic")
+    res = site.state.results.get("intrinsic")
     frame = _frame(res, "event_players", "event", "player", "ipr", "ipr_lo", "ipr_hi", "status")
     if frame is None:
         return []
@@ -381,7 +381,7 @@ def player_summary(site: SiteData, families: Iterable[Family], player: str) -> l
     out: list[SummaryItem] = []
     for fam in families:
         hook = fam.player_summary or PLAYER_SUMMARY.get(fam.name)
-        if hook is not None and fam.name in site.results:
+        if hook is not None and fam.name in site.state.results:
             out.extend(hook(site, player))
     return out
 
@@ -390,7 +390,7 @@ def event_performance(site: SiteData, families: Iterable[Family], key: str) -> l
     out: list[EventColumn] = []
     for fam in families:
         hook = fam.event_performance or EVENT_PERFORMANCE.get(fam.name)
-        if hook is not None and fam.name in site.results:
+        if hook is not None and fam.name in site.state.results:
             out.extend(hook(site, key))
     return out
 
