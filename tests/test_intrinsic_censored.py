@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from site_builder.config import IntrinsicSection
+from site_builder.memo import _stack_turns
 from site_builder.metrics import intrinsic as I
-from site_builder.sitedata import _stack_turns
 
 FULL = Path(__file__).parent / "data" / "full_spreads" / "full_spreads.jsonl.gz"
 TIE = 0.03

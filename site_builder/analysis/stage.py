@@ -23,10 +23,10 @@ import chess
 from tqdm import tqdm
 
 if TYPE_CHECKING:
-    from site_builder.analysis.dask_backend import DaskPool
-
+    from site_builder.memo import entry
 from site_builder.analysis import exchange
 from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
+from site_builder.analysis.dask_backend import DaskPool
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
 from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
@@ -277,7 +277,7 @@ def rows_key(
     were read from (:meth:`EvalCache.identity`), so rows outlive neither an emptied or
     salvaged evaluation cache nor entries ``doctor --check`` removed: the build then reads,
     and analyses again what is missing, as the user who emptied the cache expects."""
-    return f"rows|{fingerprint}|{spec.key}|{mate_cp}|{len(plies)}|{cache.identity()}"
+    return entry("rows", fingerprint, spec.key, str(mate_cp), str(len(plies)), cache.identity())
 
 
 def game_fingerprint(game: GameRecord) -> str:
@@ -314,7 +314,7 @@ def cached_plies(
     out = {}
     for g in games:
         start = keys_from[g.game_id]
-        key = f"plies|{fingerprints[g.game_id]}|{start}"
+        key = entry("plies", fingerprints[g.game_id], str(start))
         found = build_cache.get(key) if build_cache is not None else None
         if found is None:
             found = game_plies(g, start)

@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from site_builder.forked import fork_pool, keep
 from site_builder.incremental import BuildCache, code_digest, digest
+from site_builder.memo import entry
 from site_builder.sitedata import Family, SiteData
 
 #: Settings sections each family's numbers depend on, besides [site] and [analysis]
@@ -96,9 +97,9 @@ class _Metrics:
                 self.data_key,
             ]
         )
-        slot = f"family|{fam.name}"
+        slot = entry("family", fam.name)
         # The keys apart from the result: a changed family never reads its old result.
-        head = build_cache.get(f"family-key|{fam.name}") if build_cache is not None else None
+        head = build_cache.get(entry("family-key", fam.name)) if build_cache is not None else None
         if (
             head is not None
             and head["own"] == own
@@ -130,7 +131,7 @@ class _Metrics:
             with contextlib.suppress(Exception):
                 build_cache.set(slot, {"key": keys[fam.name], "result": result})
                 build_cache.set(
-                    f"family-key|{fam.name}", {"own": own, "deps": deps, "key": keys[fam.name]}
+                    entry("family-key", fam.name), {"own": own, "deps": deps, "key": keys[fam.name]}
                 )
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from site_builder.errors import ConfigError
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
+from site_builder.memo import entry
 from site_builder.metrics import elo, results, style
 from site_builder.model import GameRecord
 from site_builder.sitedata import SiteData
@@ -103,7 +104,7 @@ def compute(site: SiteData) -> ResultsData:
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
     for cls, (k_of_gm, since) in k_rules.items():
-        slot = f"elo-run|{cls}|{rules_key}"
+        slot = entry("elo-run", cls, rules_key)
         found = site.cache.store.get(slot) if site.cache.store is not None else None
         run = elo.sequential_run(
             elo.rated_games(games, cls, since),

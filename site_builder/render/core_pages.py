@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup
 
+from site_builder.memo import entry as memo_entry
 from site_builder.metrics import events
 from site_builder.model import GameRecord
 from site_builder.render import charts, paging, summary
@@ -533,7 +534,7 @@ def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -
     the key and the templates' digest, and made only when missing."""
     if not site.state.templates or site.cache.store is None:
         return make()
-    entry = f"fragment|{name}|{key}|{site.state.templates}"
+    entry = memo_entry("fragment", name, key, site.state.templates)
     found = site.state.new_fragments.get(entry)
     if found is None:
         found = site.cache.store.get(entry)
