@@ -9,6 +9,7 @@ import io
 import json
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -18,6 +19,11 @@ from site_builder.families import agreement as agreement_family
 from site_builder.metrics import agreement
 from site_builder.render import agreement_pages
 from site_builder.render.writer import render_pages
+
+
+def _site(results: dict[str, Any], **inputs: Any) -> SimpleNamespace:
+    """A stand-in site: ``inputs`` and a build state holding ``results``."""
+    return SimpleNamespace(state=SimpleNamespace(results=results), **inputs)
 
 
 def test_ranks_put_the_highest_first_and_share_ties() -> None:
@@ -116,7 +122,7 @@ def test_fide_elo_has_one_source_for_every_player() -> None:
             {"player": ["A", "D"], "c": [1.3, 1.1], "c_lo": [1.2, 1.0], "c_hi": [1.4, 1.2]}
         ).assign(status=""),
     )
-    site = SimpleNamespace(
+    site = _site(
         results={"quality": quality, "intrinsic": intrinsic, "bayesian": bayesian},
         player_path=lambda p: f"players/{p}.html",
         settings=Settings(),
@@ -139,7 +145,7 @@ def test_fide_elo_has_one_source_for_every_player() -> None:
 
 
 def test_agreement_downloads_have_documented_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    site = SimpleNamespace(
+    site = _site(
         results={
             "quality": SimpleNamespace(
                 historical=pd.DataFrame(
@@ -206,7 +212,7 @@ def test_compute_degrades_without_results_family() -> None:
             }
         ),
     )
-    site = SimpleNamespace(
+    site = _site(
         results={"quality": quality, "intrinsic": intrinsic, "bayesian": None},
         player_path=lambda p: f"players/{p}.html",
         settings=Settings(),
