@@ -22,11 +22,8 @@ from typing import TYPE_CHECKING, Any
 import chess
 from tqdm import tqdm
 
-if TYPE_CHECKING:
-    from site_builder.memo import entry
 from site_builder.analysis import exchange
 from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
-from site_builder.analysis.dask_backend import DaskPool
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
 from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
@@ -36,12 +33,16 @@ from site_builder.errors import SiteBuilderError
 from site_builder.incremental import BuildCache, collector_paused, digest
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
+from site_builder.memo import entry
 from site_builder.metrics.elo_fill import fill_elos
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.render.slugs import unique_slugs
 from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
+
+if TYPE_CHECKING:
+    from site_builder.analysis.dask_backend import DaskPool
 
 Echo = Callable[[str], None]
 
