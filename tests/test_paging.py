@@ -5,8 +5,10 @@ right rows, links and name shard, and a short list stays one page, untouched."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import types
 from typing import Any
 
 import pytest
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from site_builder.config import settings_from_dict
 from site_builder.errors import ConfigError
 from site_builder.render import paging
-from site_builder.render.writer import Page
+from site_builder.render.writer import Page, environment
 
 PLAYERS = [
     ["Carlsen, Magnus", "players/carlsen-magnus.html", "120 games 2019–2024"],
@@ -191,3 +193,83 @@ def test_rows_per_page_is_validated() -> None:
         settings_from_dict({"site": {"rows_per_page": 1}})
     with pytest.raises(ConfigError, match=r"\[site\] rows_per_page"):
         settings_from_dict({"site": {"rows_per_page": "many"}})
+
+
+@dataclasses.dataclass
+class _Table:  # as results_pages.Table: a list on a page with its id
+    id: str
+    rows: list[dict[str, Any]]
+
+
+def test_several_lists_share_the_pages_and_each_has_its_shard() -> None:
+    short = [{"player": f"S{i}"} for i in range(5)]
+    long = [{"player": f"L{i:02d}"} for i in range(23)]
+    table = _Table("elo-table", [{"player": f"T{i}"} for i in range(12)])
+    scoped = [("scope", _Table("fighter-table", long))]
+    context = {"title": "X", "short": short, "table": table, "tables": scoped}
+    pages = paging.paged(Page("x.html", "x.html", context), 10, ("short", "table", "tables"))
+    assert [p.path for p in pages] == [
+        "x.html",
+        "x-2.html",
+        "x-3.html",
+        "assets/lists/x-short.js",
+        "assets/lists/x-elo-table.js",
+        "assets/lists/x-fighter-table.js",
+    ]
+    third = pages[2].context
+    assert third["short"] == [] and third["table"].rows == []
+    assert [r["player"] for r in third["tables"][0][1].rows] == ["L20", "L21", "L22"]
+    assert third["tables"][0][0] == "scope"
+    parts = third["paging"].lists
+    assert (parts["short"].first, parts["short"].total, parts["short"].pages) == (0, 5, 1)
+    assert (parts["fighter-table"].first, parts["fighter-table"].last) == (21, 23)
+    assert parts["elo-table"].key == "lists/x-elo-table"
+    assert [r["player"] for r in pages[1].context["table"].rows] == ["T10", "T11"]
+    assert table.rows[0]["player"] == "T0" and len(table.rows) == 12  # the input is untouched
+    shard = _data(pages[5].context["bytes"])
+    assert [len(n) for n in shard["pages"]] == [10, 10, 3]
+
+
+@dataclasses.dataclass
+class _Results:  # the fields results_table reads
+    id: str
+    caption: str
+    rows: list[dict[str, Any]]
+    cols: list[Any]
+    unlisted: list[Any]
+    na: str
+    csv: str
+    json: str
+
+
+def _render(template: str, **context: Any) -> str:
+    env = environment()
+    return env.from_string(template).render(root="../", **context)
+
+
+RESULTS = (
+    '{% from "partials/results_table.html" import results_table with context %}'
+    "{{ results_table(t, root) }}"
+)
+
+
+def test_a_paged_table_has_its_filter_pager_and_a_note_when_its_rows_are_elsewhere() -> None:
+    rows = [{"player": f"P{i}", "href": f"players/p{i}.html", "rating": 2700} for i in range(3)]
+    col = {"key": "player", "label": "Player", "kind": "player", "numeric": False, "legend": "x"}
+    cols = [types.SimpleNamespace(**col)]
+
+    def table(rs: list[dict[str, Any]]) -> Any:
+        return _Results("elo-table", "Elo", rs, cols, [], "n/a", "a.csv", "a.json")
+
+    plain = _render(RESULTS, t=table(rows))
+    assert "pager" not in plain and "data-names" not in plain
+    pages = paging.paged(Page("elo.html", "elo.html", {"t": table(rows * 4)}), 5, "t")
+    first = _render(RESULTS, t=pages[0].context["t"], paging=pages[0].context["paging"])
+    assert 'data-names="../assets/lists/elo.js"' in first and "Rows 1–5 of 12" in first
+    assert first.count("<tr>") == 1 + 5
+    other = paging.paged(
+        Page("elo.html", "elo.html", {"t": table(rows), "u": [{"player": "x"}] * 11}), 5, ("t", "u")
+    )[2].context
+    note = _render(RESULTS, t=other["t"], paging=other["paging"])
+    assert "This list's 3 rows are on pages 1–1." in note and "<table" not in note
+    assert "None of the 3 rows, page 3 of 3" in note

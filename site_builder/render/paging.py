@@ -12,6 +12,7 @@ from file:// may load scripts but not fetch JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import re
 import unicodedata
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from site_builder.render.charts import to_script_json
-from site_builder.render.writer import Page
+from site_builder.render.writer import Deferred, Page
 
 #: The search box's manifest (the path every page names) and where its shards live.
 SEARCH_INDEX = "assets/search-index.js"
@@ -139,18 +140,53 @@ class PageLink:
 
 
 @dataclass(frozen=True)
-class Paging:
-    """Where a page of a paged list stands: page ``number`` of ``pages`` (paths relative to
-    the site root), rows ``first``..``last`` of ``total``; ``names``: the list's name
-    shard, ``key`` its key in ``window.SITE_SHARDS``."""
+class ListPart:
+    """One list's share of a page: rows ``first``..``last`` (from 1; none when ``first`` is
+    0) of ``total``, the pages that hold its rows, and its name shard: the script ``names``
+    that sets ``window.SITE_SHARDS[key]``."""
 
-    number: int
-    pages: tuple[PageLink, ...]
     first: int
     last: int
     total: int
+    pages: int
     names: str
     key: str
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Where a page of a paged list stands: page ``number`` of ``pages`` (paths relative to
+    the site root) and each list's part of it (:class:`ListPart`, by list id: the context
+    key of a list of rows, or the ``id`` of a table object). ``first``, ``last``, ``total``,
+    ``names`` and ``key`` are the first list's."""
+
+    number: int
+    pages: tuple[PageLink, ...]
+    lists: dict[str, ListPart]
+
+    @property
+    def main(self) -> ListPart:
+        return next(iter(self.lists.values()))
+
+    @property
+    def first(self) -> int:
+        return self.main.first
+
+    @property
+    def last(self) -> int:
+        return self.main.last
+
+    @property
+    def total(self) -> int:
+        return self.main.total
+
+    @property
+    def names(self) -> str:
+        return self.main.names
+
+    @property
+    def key(self) -> str:
+        return self.main.key
 
     @property
     def previous(self) -> PageLink | None:
@@ -194,27 +230,81 @@ def names_shard(names_by_page: Sequence[Sequence[str]], paths: Sequence[str], ke
     return _script(key, {"pages": [list(n) for n in names_by_page], "paths": list(paths)})
 
 
-def paged(page: Page, per_page: int, rows: str = "rows", name: str = "player") -> list[Page]:
-    """``page`` as it is when its list ``context[rows]`` has at most ``per_page`` rows;
-    otherwise one page per ``per_page`` rows (``x.html``, ``x-2.html``, ...), each with the
+def _lists(key: str, value: Any) -> dict[str, list[Any]]:
+    """The lists of rows a context value holds, by list id: a list of rows (id: ``key``), a
+    table with ``id`` and ``rows``, or a list of tuples ending in such tables."""
+    if isinstance(value, Deferred):
+        value = value.make()
+    if hasattr(value, "rows") and hasattr(value, "id"):
+        return {str(value.id): list(value.rows)}
+    if value and all(isinstance(v, tuple) and hasattr(v[-1], "rows") for v in value):
+        return {str(v[-1].id): list(v[-1].rows) for v in value}
+    return {key: list(value)}
+
+
+def _sliced(key: str, value: Any, spans: dict[str, range]) -> Any:
+    """``value`` with each of its lists cut to ``spans[id]``."""
+    if isinstance(value, Deferred):
+        value = value.make()
+    if hasattr(value, "rows") and hasattr(value, "id"):
+        span = spans[str(value.id)]
+        return dataclasses.replace(value, rows=value.rows[span.start : span.stop])
+    if value and all(isinstance(v, tuple) and hasattr(v[-1], "rows") for v in value):
+        return [(*v[:-1], _sliced(key, v[-1], spans)) for v in value]
+    span = spans[key]
+    return value[span.start : span.stop]
+
+
+def paged(
+    page: Page, per_page: int, rows: str | Sequence[str] = "rows", name: str = "player"
+) -> list[Page]:
+    """``page`` as it is when each of its lists (the context values ``rows`` names; see
+    :func:`_lists`) has at most ``per_page`` rows; otherwise one page per ``per_page`` rows of
+    the longest (``x.html``, ``x-2.html``, ...), each with its slice of every list, the
     context's ``paging`` (a :class:`Paging`) and, from page 2, "page n of m" in its title,
-    and the list's name shard (each row's ``row[name]``) at ``assets/lists/<page name>.js``."""
-    listed = page.context[rows]
-    ranges = chunks(len(listed), per_page)
-    if len(ranges) == 1:
+    and per list a name shard (each row's ``row[name]``) in ``assets/lists/``."""
+    keys = [rows] if isinstance(rows, str) else list(rows)
+    lists: dict[str, list[Any]] = {}
+    for k in keys:
+        lists.update(_lists(k, page.context[k]))
+    ranges = {i: chunks(len(listed), per_page) for i, listed in lists.items()}
+    count = max((len(r) for r in ranges.values()), default=1)
+    if count == 1:
         return [page]
-    stem = page.path.rpartition(".")[0] or page.path
-    key = f"lists/{stem.replace('/', '-')}"
-    shard = f"assets/{key}.js"
-    links = tuple(PageLink(i, page_path(page.path, i)) for i in range(1, len(ranges) + 1))
+    stem = (page.path.rpartition(".")[0] or page.path).replace("/", "-")
+    links = tuple(PageLink(n, page_path(page.path, n)) for n in range(1, count + 1))
+    paths = [link.path for link in links]
+    shards: list[Page] = []
+    parts: dict[str, tuple[str, str]] = {}
+    for i, listed in lists.items():
+        key = f"lists/{stem}" if len(lists) == 1 else f"lists/{stem}-{i}"
+        parts[i] = (f"assets/{key}.js", key)
+        names = [[str(r[name]) for r in listed[s.start : s.stop]] for s in ranges[i]]
+        shards.append(Page(f"assets/{key}.js", "", {"bytes": names_shard(names, paths, key)}))
     out = []
-    for link, span in zip(links, ranges, strict=True):
-        paging = Paging(link.number, links, span.start + 1, span.stop, len(listed), shard, key)
-        context = {**page.context, rows: listed[span.start : span.stop], "paging": paging}
+    for link in links:
+        spans = {
+            i: r[link.number - 1] if link.number <= len(r) else range(len(lists[i]), len(lists[i]))
+            for i, r in ranges.items()
+        }
+        paging = Paging(
+            link.number,
+            links,
+            {
+                i: ListPart(
+                    span.start + 1 if span else 0,
+                    span.stop if span else 0,
+                    len(lists[i]),
+                    len(ranges[i]),
+                    *parts[i],
+                )
+                for i, span in spans.items()
+            },
+        )
+        context = {**page.context, "paging": paging}
+        for k in keys:
+            context[k] = _sliced(k, page.context[k], spans)
         if link.number > 1 and "title" in context:
-            context["title"] = f"{context['title']} (page {link.number} of {len(links)})"
+            context["title"] = f"{context['title']} (page {link.number} of {count})"
         out.append(Page(link.path, page.template, context))
-    names = [[str(r[name]) for r in listed[s.start : s.stop]] for s in ranges]
-    data = names_shard(names, [link.path for link in links], key)
-    out.append(Page(shard, "", {"bytes": data}))
-    return out
+    return out + shards

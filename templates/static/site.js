@@ -326,7 +326,8 @@
         found.forEach(function (f) {
           var li = document.createElement("li");
           var a = document.createElement("a");
-          a.href = root + data.paths[f[1]] + "?q=" + encodeURIComponent(f[0]);
+          a.href = root + data.paths[f[1]] + "?q=" + encodeURIComponent(f[0]) +
+            "&list=" + encodeURIComponent(input.getAttribute("data-filter"));
           a.textContent = f[0];
           li.appendChild(a);
           li.appendChild(document.createTextNode(" (page " + (f[1] + 1) + ")"));
@@ -340,10 +341,15 @@
     input.addEventListener("input", apply);
   }
 
-  /* players.html?q=name (the search form's target without JavaScript) fills the filter. */
+  /* players.html?q=name (the search form's target without JavaScript) fills the filter;
+     &list=id (a paged list's match) names which one. */
   function applyQuery(filters) {
-    var q = new URLSearchParams(window.location.search).get("q");
+    var params = new URLSearchParams(window.location.search);
+    var q = params.get("q"), target = params.get("list");
     var input = document.querySelector("input[data-filter]");
+    each(document.querySelectorAll("input[data-filter]"), function (i) {
+      if (i.getAttribute("data-filter") === target) input = i;
+    });
     if (!q || !input) return;
     input.value = q;
     var apply = filters.get(input);
