@@ -347,6 +347,14 @@ class BayesianSection:
 
 
 @dataclass(frozen=True)
+class BuildSection:
+    #: Partitions of the move store (by player): the unit a worker reads and the build
+    #: recomputes. A partition's rows are read into memory at once, so a large site wants
+    #: about one partition per 200,000 analysed moves. Changing it rewrites the store.
+    partitions: int = 64
+
+
+@dataclass(frozen=True)
 class Settings:
     site: SiteSection = field(default_factory=SiteSection)
     content: ContentSection = field(default_factory=ContentSection)
@@ -357,6 +365,7 @@ class Settings:
     conformance: ConformanceSection = field(default_factory=ConformanceSection)
     intrinsic: IntrinsicSection = field(default_factory=IntrinsicSection)
     bayesian: BayesianSection = field(default_factory=BayesianSection)
+    build: BuildSection = field(default_factory=BuildSection)
 
     def digest(self, *sections: str) -> str:
         """md5 of the sorted JSON of the named sections (all when none named)."""
@@ -369,6 +378,7 @@ class Settings:
 
 _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("site", "rows_per_page"): (2, 1_000_000),
+    ("build", "partitions"): (1, 100_000),
     ("conformance", "first_move"): (1, 500),
     ("conformance", "clip_pawns"): (2, 200),
     ("conformance", "gb_limit_pawns"): (0.01, 100),

@@ -16,6 +16,7 @@ from site_builder.config import Settings
 from site_builder.memo import Memo
 from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.partitions import Partitions
 from site_builder.render.writer import Page, PageSet
 
 T = TypeVar("T")
@@ -68,6 +69,9 @@ class SiteData:
     elos: dict[tuple[str, str], PlayerElo] = field(default_factory=dict)
     state: BuildState = field(default_factory=BuildState)
     cache: Memo = field(default_factory=Memo)
+    #: The move table on disk, by partitions of players, and where per-partition work runs
+    #: (None for a site made without a build cache).
+    partitions: Partitions | None = None
 
     @functools.cached_property
     def calibration_game_ids(self) -> set[str]:

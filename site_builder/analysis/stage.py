@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import chess
+import pandas as pd
 from tqdm import tqdm
 
 from site_builder.analysis import exchange
@@ -33,13 +34,15 @@ from site_builder.errors import SiteBuilderError
 from site_builder.incremental import BuildCache, collector_paused, digest
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
-from site_builder.memo import entry
+from site_builder.memo import Memo, entry
 from site_builder.metrics.elo_fill import fill_elos
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.partitions import Partitions
 from site_builder.render.slugs import unique_slugs
 from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
+from site_builder.store import MoveStore, partition_of
 
 if TYPE_CHECKING:
     from site_builder.analysis.dask_backend import DaskPool
@@ -228,14 +231,18 @@ def gather_moves(
     not_analysed: dict[str, str],
     build_cache: BuildCache | None,
     fingerprints: dict[str, str],
+    row_keys: dict[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], set[str]]:
-    """Move rows of every fully analysed game; the others get a reason in ``not_analysed``."""
+    """Move rows of every fully analysed game; the others get a reason in ``not_analysed``.
+    ``row_keys`` receives the key of each analysed game's rows (:func:`rows_key`)."""
     rows: list[dict[str, Any]] = []
     done: set[str] = set()
     for game in games:
         key = rows_key(
             fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id], cache
         )
+        if row_keys is not None:
+            row_keys[game.game_id] = key
         if build_cache is not None:
             cached = build_cache.get(key)
             if cached is not None:
@@ -413,6 +420,7 @@ def _prepare(
 
     spec: AnalysisSpec | None = None
     rows: list[dict[str, Any]] = []
+    row_keys: dict[str, str] = {}
     analysed: set[str] = set()
     if chosen:
         if a.source == "pgn-eval":
@@ -466,6 +474,7 @@ def _prepare(
                     not_analysed,
                     build_cache,
                     fingerprints,
+                    row_keys,
                 )
             gc.freeze()
     elif analyse_only:
@@ -484,6 +493,8 @@ def _prepare(
         stats,
         AliasTable.load(content_dir / settings.content.aliases),
         previous_slugs,
+        MoveStore(build_cache.directory / "moves", settings.build.partitions),
+        row_keys,
     )
     site.cache.fingerprints = fingerprints
     clock.lap("moves")
@@ -528,6 +539,8 @@ def make_site(
     stats: BuildStats,
     aliases: AliasTable | None = None,
     previous_slugs: Mapping[str, str] | None = None,
+    store: MoveStore | None = None,
+    row_keys: Mapping[str, str] | None = None,
 ) -> SiteData:
     """The site's data; ``aliases`` (the alias table) and ``previous_slugs`` (the output's
     last build) decide who keeps a shared plain slug, and the alias table suggests alias
@@ -539,6 +552,9 @@ def make_site(
         dated = [g.date for g in games if g.date.year is not None]
         as_of = max(dated, key=lambda d: d.sort_key) if dated else PgnDate(None)
     moves = move_table(rows)
+    cache = Memo()
+    if store is not None:
+        write_store(store, moves, row_keys or {})
     names = {g.white for g in games} | {g.black for g in games}
     events = {event_key(g) for g in games}
     facts = {
@@ -566,8 +582,30 @@ def make_site(
         player_slugs=unique_slugs(names, aliases.listed, previous_slugs),
         event_slugs=unique_slugs(events),
         state=BuildState(facts=facts),
+        cache=cache,
         elos=fill_elos(games, settings.results.elo_fill_months, event_key),
+        partitions=Partitions(store, cache) if store is not None else None,
     )
+
+
+def write_store(store: MoveStore, moves: pd.DataFrame, row_keys: Mapping[str, str]) -> None:
+    """The move table into ``store``'s partitions (by mover); a partition whose games and
+    their rows are unchanged keeps its file."""
+    parts: list[int] = []
+    if not moves.empty:
+        part_of = {p: partition_of(p, store.partitions) for p in pd.unique(moves["player"])}
+        where = moves["player"].map(part_of).to_numpy()
+        groups: dict[Any, Any] = pd.Series(where).groupby(where).indices
+        for part in sorted(int(p) for p in groups):
+            rows = moves.iloc[groups[part]]
+            ids = pd.unique(rows["game_id"]).tolist()
+            key = store.partition_keys({gid: [row_keys.get(gid, "")] for gid in ids})
+            if store.current(part) != key:
+                store.write(part, key, rows.reset_index(drop=True))
+            else:
+                store.keys[part] = key
+            parts.append(part)
+    store.commit(parts)
 
 
 def _mean_nodes(moves: Any) -> float | None:

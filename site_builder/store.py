@@ -1,0 +1,208 @@
+"""The move table on disk, in partitions: Parquet files read one partition at a time.
+
+Every analysed move belongs to its mover, and every mover to one partition
+(:func:`partition_of`: CRC-32 of the name modulo ``[build] partitions``), so a partition holds
+whole players: everything a per-player calculation reads. A partition's file is named by the
+digest of its games and their analysis (:meth:`MoveStore.partition_keys`), so a rebuild
+rewrites only the partitions whose players' games changed, and a family's per-partition
+values are reused under the same key (``site.partitions``).
+
+Parquet through pyarrow: columnar and typed (the scores and first moves of the principal
+lines as list columns, not Python lists), compressed, read column by column, and readable
+from any machine of a Dask cluster that sees the folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from site_builder.metrics.moves import COLUMNS
+
+#: Columns that hold a list per row (kept as Python lists in memory, as the move table has them).
+LIST_COLUMNS = ("line_scores", "line_moves", "depth_scores")
+#: The move table's nullable integer columns.
+NULLABLE_INT = ("player_elo", "opponent_elo", "year")
+#: What the store writes beside its files: the key of every partition it holds.
+RECORD = "store.json"
+_SUFFIX = ".parquet"
+
+
+def partition_of(player: str, partitions: int) -> int:
+    """The partition of a player (stable across runs, machines and Python versions)."""
+    return zlib.crc32(player.encode("utf-8")) % partitions
+
+
+def _schema() -> pa.Schema:
+    text, i64, f64, flag = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+    types: dict[str, pa.DataType] = {
+        "game_id": text,
+        "ply": i64,
+        "move_number": i64,
+        "white": flag,
+        "player": text,
+        "opponent": text,
+        "player_elo": i64,
+        "opponent_elo": i64,
+        "year": i64,
+        "months": f64,
+        "time_class": text,
+        "position": text,
+        "played": text,
+        "best": text,
+        "e_best": i64,
+        "e_played": i64,
+        "delta": i64,
+        "raw_delta": i64,
+        "is_best": flag,
+        "forced": flag,
+        "repetition": flag,
+        "legal": i64,
+        "line_scores": pa.list_(i64),
+        "line_moves": pa.list_(text),
+        "depth_scores": pa.list_(i64),
+        "played_rank": i64,
+        "nodes": i64,
+        "best_san": text,
+    }
+    return pa.schema([(c, types[c]) for c in COLUMNS])
+
+
+SCHEMA = _schema()
+
+
+def to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """Move-table rows as an Arrow table of :data:`SCHEMA`."""
+    arrays = []
+    for col in SCHEMA:
+        values = frame[col.name]
+        if col.name in NULLABLE_INT:
+            arrays.append(pa.array(values.astype("Int64"), type=col.type, from_pandas=True))
+        elif col.name in LIST_COLUMNS:
+            arrays.append(pa.array(values.tolist(), type=col.type))
+        else:
+            arrays.append(pa.array(values.to_numpy(), type=col.type, from_pandas=True))
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """An Arrow table of move rows as the move table (:func:`metrics.moves.move_table`'s
+    dtypes: nullable Int64 Elos and year, Python lists in the list columns)."""
+    data: dict[str, Any] = {}
+    for name in table.column_names:
+        column = table.column(name)
+        if name in LIST_COLUMNS:
+            data[name] = pd.Series(column.to_pylist(), dtype=object)
+        elif name in NULLABLE_INT:
+            data[name] = pd.Series(column.to_pandas(types_mapper=_nullable), dtype="Int64")
+        else:
+            data[name] = column.to_pandas()
+    return pd.DataFrame(data, columns=table.column_names)
+
+
+def _nullable(t: pa.DataType) -> Any:
+    return pd.Int64Dtype() if pa.types.is_integer(t) else None
+
+
+class MoveStore:
+    """The partitions of one build's move table, in ``directory`` (the build cache's
+    ``moves/``): one Parquet file per non-empty partition, ``p<partition>-<key>.parquet``,
+    and :data:`RECORD` naming the current key of each."""
+
+    def __init__(self, directory: Path, partitions: int) -> None:
+        self.directory = directory
+        self.partitions = partitions
+        self.keys: dict[int, str] = {}
+        record = directory / RECORD
+        if record.is_file():
+            try:
+                found = json.loads(record.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                found = {}
+            if found.get("partitions") == partitions:
+                self.keys = {int(p): str(k) for p, k in found.get("keys", {}).items()}
+
+    def path(self, part: int, key: str) -> Path:
+        return self.directory / f"p{part:05d}-{key}{_SUFFIX}"
+
+    @staticmethod
+    def partition_keys(game_keys: Mapping[str, Iterable[str]]) -> str:
+        """Digest of a partition's games (``{game_id: keys of its rows}``), sorted."""
+        h = hashlib.sha256()
+        for gid in sorted(game_keys):
+            h.update(gid.encode())
+            for k in game_keys[gid]:
+                h.update(b"\0" + k.encode())
+            h.update(b"\n")
+        return h.hexdigest()[:24]
+
+    def current(self, part: int) -> str | None:
+        key = self.keys.get(part)
+        return key if key is not None and self.path(part, key).is_file() else None
+
+    def write(self, part: int, key: str, rows: pd.DataFrame) -> None:
+        """The partition's rows (in move-table order) as its file under ``key``."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        target = self.path(part, key)
+        if not target.is_file():
+            tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
+            pq.write_table(to_arrow(rows), tmp, compression="zstd", row_group_size=1 << 16)
+            os.replace(tmp, target)
+        self.keys[part] = key
+
+    def commit(self, parts: Sequence[int]) -> None:
+        """Record ``parts`` as the store's partitions and delete the store's own files of
+        other keys (only files named as this store names them, in its folder)."""
+        self.keys = {p: self.keys[p] for p in sorted(parts)}
+        self.directory.mkdir(parents=True, exist_ok=True)
+        record = {"partitions": self.partitions, "keys": {str(p): k for p, k in self.keys.items()}}
+        tmp = self.directory / f"{RECORD}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, self.directory / RECORD)
+        keep = {self.path(p, k).name for p, k in self.keys.items()}
+        for f in self.directory.glob(f"p*{_SUFFIX}"):
+            if f.name not in keep and _ours(f.name):
+                f.unlink(missing_ok=True)
+
+    def parts(self) -> list[int]:
+        """The non-empty partitions, in order."""
+        return sorted(self.keys)
+
+    def read(
+        self,
+        part: int,
+        columns: Sequence[str] | None = None,
+        time_class: str | None = None,
+    ) -> pd.DataFrame:
+        """The rows of one partition's movers (only ``columns``; only games of
+        ``time_class``), in move-table order (game_id, ply)."""
+        key = self.keys.get(part)
+        if key is None:
+            return pd.DataFrame(columns=list(columns or COLUMNS))
+        filters = [("time_class", "=", time_class)] if time_class else None
+        table = pq.read_table(
+            self.path(part, key), columns=list(columns) if columns else None, filters=filters
+        )
+        return to_frame(table)
+
+
+def _ours(name: str) -> bool:
+    """A file name this store writes: p<5 digits>-<24 hex>.parquet."""
+    stem = name[: -len(_SUFFIX)]
+    head, _, key = stem.partition("-")
+    return (
+        len(head) == 6
+        and head[0] == "p"
+        and head[1:].isdigit()
+        and len(key) == 24
+        and all(c in "0123456789abcdef" for c in key)
+    )

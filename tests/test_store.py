@@ -1,0 +1,78 @@
+"""The partitioned move store: rows written and read back unchanged, partitions by player."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from site_builder.store import MoveStore, partition_of, to_arrow, to_frame
+
+
+def test_rows_round_trip_through_arrow(small_site) -> None:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    assert len(moves) > 1000
+    back = to_frame(to_arrow(moves))
+    pd.testing.assert_frame_equal(back, moves)
+    assert type(back["line_scores"].iloc[0]) is list  # as the move table has them
+
+
+def test_a_partition_holds_whole_players_in_table_order(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    store = MoveStore(tmp_path / "moves", 7)
+    part = moves["player"].map(lambda p: partition_of(p, 7))
+    for p, rows in moves.groupby(part, sort=True):
+        store.write(int(p), f"{int(p):024x}", rows)
+    store.commit(sorted(int(p) for p in part.unique()))
+    stranger = tmp_path / "moves" / "notes.txt"
+    stranger.write_text("mine")
+    for p in store.parts():
+        got = store.read(p)
+        want = moves[part == p].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+        assert set(got["player"].map(lambda n: partition_of(n, 7))) == {p}
+    classical = store.read(store.parts()[0], ["game_id", "player"], time_class="classical")
+    assert list(classical.columns) == ["game_id", "player"]
+    # A reopened store knows its partitions; a new key replaces only the store's own file.
+    again = MoveStore(tmp_path / "moves", 7)
+    assert again.parts() == store.parts()
+    first = again.parts()[0]
+    again.write(first, "f" * 24, again.read(first))
+    again.commit(again.parts())
+    names = sorted(f.name for f in (tmp_path / "moves").iterdir())
+    assert "notes.txt" in names and stranger.read_text() == "mine"
+    assert sum(n.startswith(f"p{first:05d}-") for n in names) == 1
+
+
+def _moves_per_player(rows: pd.DataFrame, scale: int) -> dict[str, int]:
+    """A partition's work: each mover's analysed moves, times ``scale``."""
+    return {str(p): int(n) * scale for p, n in rows.groupby("player").size().items()}
+
+
+def _partitions(small_site, tmp_path: Path, workers: int, memo=None):  # type: ignore[no-untyped-def]
+    from site_builder.analysis.stage import write_store
+    from site_builder.memo import Memo
+    from site_builder.partitions import Partitions
+
+    store = MoveStore(tmp_path / "moves", 5)
+    keys = {gid: gid for gid in small_site.moves["game_id"].unique()}
+    write_store(store, small_site.moves, keys)
+    return Partitions(store, Memo(store=memo, code="c"), workers)
+
+
+def test_work_over_partitions_is_the_same_in_workers_and_reused(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from site_builder.incremental import BuildCache
+
+    want = {str(p): int(n) * 2 for p, n in small_site.moves.groupby("player").size().items()}
+    one = _partitions(small_site, tmp_path / "one", 1)
+    got = one.map(_moves_per_player, 2, columns=["player"])
+    assert len(got) == len(one.parts()) == 5
+    assert {k: v for part in got for k, v in part.items()} == want
+    with BuildCache(tmp_path / "memo") as memo:
+        two = _partitions(small_site, tmp_path / "two", 2, memo)
+        assert two.map(_moves_per_player, 2, columns=["player"]) == got
+        assert two.computed == {f"{__name__}._moves_per_player": 5}
+        again = two.map(_moves_per_player, 2, columns=["player"])
+        assert again == got and two.computed[f"{__name__}._moves_per_player"] == 5  # reused
+        two.map(_moves_per_player, 3, columns=["player"])  # other arguments: computed
+        assert two.computed[f"{__name__}._moves_per_player"] == 10
