@@ -273,3 +273,20 @@ def test_a_paged_table_has_its_filter_pager_and_a_note_when_its_rows_are_elsewhe
     note = _render(RESULTS, t=other["t"], paging=other["paging"])
     assert "This list's 3 rows are on pages 1–1." in note and "<table" not in note
     assert "None of the 3 rows, page 3 of 3" in note
+
+
+def test_paged_all_splits_the_named_pages_with_the_sites_setting() -> None:
+    site = types.SimpleNamespace(settings=settings_from_dict({"site": {"rows_per_page": 4}}))
+    elo = Page("elo.html", "elo.html", {"table": _Table("elo-table", [{"player": "a"}] * 9)})
+    empty = Page("rapid.html", "rapid.html", {"table": None})  # no list at all: as it is
+    other = Page("x.html", "x.html", {"rows": [{"player": "a"}] * 9})
+    out = paging.paged_all(site, [elo, empty, other], {"elo.html": "table", "rapid.html": "table"})
+    assert [p.path for p in out] == [
+        "elo.html",
+        "elo-2.html",
+        "elo-3.html",
+        "assets/lists/elo.js",
+        "rapid.html",
+        "x.html",
+    ]
+    assert out[4] is empty and out[5] is other

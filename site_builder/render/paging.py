@@ -17,10 +17,11 @@ import heapq
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from site_builder.config import Settings
 from site_builder.render.charts import to_script_json
 from site_builder.render.writer import Deferred, Page
 
@@ -235,6 +236,8 @@ def _lists(key: str, value: Any) -> dict[str, list[Any]]:
     table with ``id`` and ``rows``, or a list of tuples ending in such tables."""
     if isinstance(value, Deferred):
         value = value.make()
+    if value is None:
+        return {}
     if hasattr(value, "rows") and hasattr(value, "id"):
         return {str(value.id): list(value.rows)}
     if value and all(isinstance(v, tuple) and hasattr(v[-1], "rows") for v in value):
@@ -246,6 +249,8 @@ def _sliced(key: str, value: Any, spans: dict[str, range]) -> Any:
     """``value`` with each of its lists cut to ``spans[id]``."""
     if isinstance(value, Deferred):
         value = value.make()
+    if value is None:
+        return None
     if hasattr(value, "rows") and hasattr(value, "id"):
         span = spans[str(value.id)]
         return dataclasses.replace(value, rows=value.rows[span.start : span.stop])
@@ -308,3 +313,24 @@ def paged(
             context["title"] = f"{context['title']} (page {link.number} of {count})"
         out.append(Page(link.path, page.template, context))
     return out + shards
+
+
+class _Site(Protocol):
+    @property
+    def settings(self) -> Settings: ...
+
+
+def paged_for(site: _Site, page: Page, rows: str | Sequence[str] = "rows") -> list[Page]:
+    """:func:`paged` with the site's ``[site] rows_per_page``."""
+    return paged(page, site.settings.site.rows_per_page, rows)
+
+
+def paged_all(
+    site: _Site, pages: Iterable[Page], lists: Mapping[str, str | Sequence[str]]
+) -> list[Page]:
+    """``pages``, each whose path ``lists`` names split by :func:`paged_for` (``lists[path]``:
+    the context keys of its lists); the others as they are."""
+    out: list[Page] = []
+    for p in pages:
+        out += paged_for(site, p, lists[p.path]) if p.path in lists else [p]
+    return out
