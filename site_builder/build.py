@@ -33,6 +33,7 @@ from site_builder.incremental import (
     explain_changes,
 )
 from site_builder.memo import entry
+from site_builder.partitions import dask_client
 from site_builder.render.driver import render_site
 from site_builder.render.output import asset_files, templates_digest
 from site_builder.render.writer import WORK, recover_output
@@ -164,6 +165,10 @@ def build(
             return stats
         families = all_families()
         site.cache.store = build_cache
+        if site.partitions is not None:  # the families' per-partition work
+            site.partitions.workers = processes()
+            if scheduler:
+                site.partitions.client = stack.enter_context(dask_client(scheduler))
         # One code digest for the whole build (the manifest's).
         code = new["code"]
         site.cache.code = code
@@ -183,10 +188,14 @@ def build(
             build_cache,
             digest([new[k] for k in DATA_KEYS]),
             stats.family_seconds,
-            processes(),
+            # A Dask client does not survive a fork: with a cluster, its workers are the
+            # parallelism and the families run in this process.
+            1 if scheduler else processes(),
         )
         stats.recomputed_players = site.cache.recomputed_players
         stats.group_counts = site.cache.group_counts
+        if site.partitions is not None:
+            stats.partitions = dict(sorted(site.partitions.computed.items()))
         stats.elo_resumed = site.state.facts.get("elo_resumed", {})
         clock.lap("metrics")
         result, rendered = render_site(

@@ -14,9 +14,10 @@ depend on the number of workers or machines: the same site from one process or a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool
 from site_builder.memo import Memo, entry
 from site_builder.store import MoveStore
@@ -139,3 +141,19 @@ class Partitions:
         with fork_pool(min(self.workers, len(tasks))) as pool:
             submitted: list[Future[Any]] = [pool.submit(_run, t) for t in tasks]
             return [f.result() for f in submitted]
+
+
+@contextlib.contextmanager
+def dask_client(address: str) -> Iterator[Any]:
+    """A client of the Dask scheduler at ``address`` for the partitions' work, closed at the
+    end of the build. The workers read the store where the build wrote it: a folder every
+    worker machine sees at the same path (the build cache's ``moves/``)."""
+    try:
+        from distributed import Client
+    except ImportError as exc:
+        raise SiteBuilderError(
+            f"--scheduler needs Dask ({exc}); "
+            "install it with: pip install 'site-builder[distributed]'"
+        ) from exc
+    with Client(address, set_as_default=False) as client:  # type: ignore[no-untyped-call]
+        yield client

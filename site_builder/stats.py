@@ -37,6 +37,8 @@ class BuildStats:
     elo_resumed: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: metric family (and kind of group) → groups computed and reused from the last build
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: per-partition work of the families → partitions computed (not reused) this build
+    partitions: dict[str, int] = field(default_factory=dict)
 
 
 class Clock:

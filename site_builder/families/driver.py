@@ -154,6 +154,8 @@ class _Aside:
     seconds: dict[str, float]
     recomputed_players: dict[str, set[str]]
     group_counts: dict[str, dict[str, int]]
+    #: per-partition work → partitions computed (not reused)
+    partitions: dict[str, int]
     facts: dict[str, Any]
 
 
@@ -179,6 +181,7 @@ def _compute_aside() -> _Aside:
         seconds={n: v for n, v in state.seconds.items() if n in names},
         recomputed_players=site.cache.recomputed_players,
         group_counts=site.cache.group_counts,
+        partitions=dict(site.partitions.computed) if site.partitions is not None else {},
         facts={k: v for k, v in site.state.facts.items() if k not in facts or facts[k] is not v},
     )
 
@@ -230,6 +233,10 @@ def _compute_metrics(
                 site.cache.recomputed_players.setdefault(name, set()).update(players)
             for name, counts in got.group_counts.items():
                 site.cache.group_counts.setdefault(name, counts)
+            if site.partitions is not None:
+                for name, n in got.partitions.items():
+                    done = site.partitions.computed
+                    done[name] = done.get(name, 0) + n
             site.state.facts.update(got.facts)
         for fam in families[first + len(aside) :]:
             state.run(fam)
