@@ -165,6 +165,11 @@ class Paging:
     pages: tuple[PageLink, ...]
     lists: dict[str, ListPart]
 
+    def part(self, list_id: str) -> ListPart | None:
+        """The part of list ``list_id``, None when it is not paged here or has no rows."""
+        found = self.lists.get(list_id)
+        return found if found is not None and found.total else None
+
     @property
     def main(self) -> ListPart:
         return next(iter(self.lists.values()))
