@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from site_builder.config import settings_from_dict
 from site_builder.errors import ConfigError
 from site_builder.render import paging
-from site_builder.render.writer import Page, environment
+from site_builder.render.writer import Deferred, Page, environment
 
 PLAYERS = [
     ["Carlsen, Magnus", "players/carlsen-magnus.html", "120 games 2019–2024"],
@@ -290,3 +290,12 @@ def test_paged_all_splits_the_named_pages_with_the_sites_setting() -> None:
         "x.html",
     ]
     assert out[4] is empty and out[5] is other
+
+
+def test_a_deferred_list_is_made_to_be_paged() -> None:
+    rows = [{"player": f"P{i}"} for i in range(7)]
+    page = Page("x.html", "x.html", {"rows": Deferred("key", lambda: rows)})
+    pages = paging.paged(page, 5)
+    assert [len(p.context["rows"]) for p in pages[:2]] == [5, 2]
+    small = Page("y.html", "y.html", {"rows": Deferred("key", lambda: rows[:3])})
+    assert paging.paged(small, 5) == [small]  # as it was: still deferred
