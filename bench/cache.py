@@ -37,11 +37,12 @@ def main() -> dict[str, float]:
     site = prepare(
         CONTENT, settings, BuildStats(), cache_dir=CACHE, progress=False, echo=lambda s: None
     )
-    assert site is not None and site.spec is not None
+    assert site is not None and site.spec is not None and site.game_store is not None
+    store = site.game_store
     wanted = [
         (p.position, p.played)
         for gid in sorted(site.analysed)
-        for p in site.plies[gid]
+        for p in store.plies(gid)
         if p.position and not p.forced and p.move_number >= settings.analysis.first_move
     ]
     with EvalCache(CACHE) as cache:

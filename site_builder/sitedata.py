@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from site_builder.analysis.positions import Ply
 from site_builder.analysis.spec import AnalysisSpec
 from site_builder.config import Settings
 from site_builder.memo import Memo
@@ -18,6 +17,7 @@ from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.partitions import Partitions
 from site_builder.render.writer import Page, PageSet
+from site_builder.store import GameStore
 
 T = TypeVar("T")
 
@@ -53,8 +53,8 @@ class SiteData:
     problems: list[Problem]
     as_of: PgnDate
     spec: AnalysisSpec | None
-    #: game_id → plies (every move, engine or not)
-    plies: dict[str, list[Ply]]
+    #: Each game's plies and move rows, read one game at a time (None without a build cache)
+    game_store: GameStore | None
     #: One row per analysed move (see metrics.moves.COLUMNS).
     moves: pd.DataFrame
     #: game_ids whose moves were analysed
@@ -102,38 +102,6 @@ class SiteData:
     @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
         return {g.game_id: g for g in self.games}
-
-    @functools.cached_property
-    def _move_positions(self) -> dict[str, Any]:
-        """game_id → positions of its rows in the move table (grouped once)."""
-        if self.moves.empty:
-            return {}
-        return {str(k): v for k, v in self.moves.groupby("game_id", sort=False).indices.items()}
-
-    def move_rows_of(
-        self, game_id: str, columns: Sequence[str] | None = None
-    ) -> list[dict[str, Any]]:
-        """The move-table rows of one game as dicts (only ``columns`` when given), in ply
-        order."""
-        at = self._move_positions.get(game_id)
-        if at is None:
-            return []
-        if columns is None:
-            rows: list[dict[str, Any]] = self.moves.iloc[at].to_dict("records")
-            return rows
-        values = [self._move_column(c)[at].tolist() for c in columns]
-        return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
-
-    def _move_column(self, name: str) -> Any:
-        """One column of the move table as an array (made once)."""
-        found = self._move_arrays.get(name)
-        if found is None:
-            found = self._move_arrays[name] = self.moves[name].to_numpy()
-        return found
-
-    @functools.cached_property
-    def _move_arrays(self) -> dict[str, Any]:
-        return {}
 
     def player_path(self, name: str) -> str:
         return f"players/{self.player_slugs[name]}.html"

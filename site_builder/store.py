@@ -206,3 +206,51 @@ def _ours(name: str) -> bool:
         and len(key) == 24
         and all(c in "0123456789abcdef" for c in key)
     )
+
+
+class GameStore:
+    """Each game's plies and move rows, read one game at a time from the build cache, where
+    the analysis stage keeps them (so no build holds every game's plies in memory): a game
+    page reads its own. A process forked from the build opens its own connection."""
+
+    def __init__(
+        self, directory: Path, ply_keys: Mapping[str, str], row_keys: Mapping[str, str]
+    ) -> None:
+        self.directory = directory
+        self.ply_keys = dict(ply_keys)
+        self.row_keys = dict(row_keys)
+        self._cache: Any = None
+        self._pid = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_cache": None, "_pid": 0}
+
+    def _open(self) -> Any:
+        if self._cache is None or self._pid != os.getpid():
+            from site_builder.forked import keep
+            from site_builder.incremental import BuildCache
+
+            if self._cache is not None:
+                keep(self._cache)  # inherited across a fork: never used or closed here
+            self._cache, self._pid = BuildCache(self.directory), os.getpid()
+        return self._cache
+
+    def plies(self, game_id: str) -> list[Any]:
+        """The game's plies (every move, analysed or not)."""
+        key = self.ply_keys.get(game_id)
+        found = self._open().get(key) if key is not None else None
+        return list(found) if found is not None else []
+
+    def moves(self, game_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The game's move rows (only ``columns``), in ply order; none when not analysed."""
+        key = self.row_keys.get(game_id)
+        found = self._open().get(key) if key is not None else None
+        if not found:
+            return []
+        rows = sorted(found, key=lambda r: int(r["ply"]))
+        return [{c: r[c] for c in columns} for r in rows]
+
+    def close(self) -> None:
+        if self._cache is not None and self._pid == os.getpid():
+            self._cache.close()
+        self._cache = None

@@ -325,7 +325,6 @@ def _site(tmp_path: Path) -> SiteData:
         games,
         [],
         None,
-        {},
         rows,
         {g.game_id for g in games if g.plies > 1},
         {},

@@ -42,7 +42,7 @@ from site_builder.partitions import Partitions
 from site_builder.render.slugs import unique_slugs
 from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
-from site_builder.store import MoveStore, partition_of
+from site_builder.store import GameStore, MoveStore, partition_of
 
 if TYPE_CHECKING:
     from site_builder.analysis.dask_backend import DaskPool
@@ -52,6 +52,12 @@ Echo = Callable[[str], None]
 
 def default_cache_dir(content_dir: Path) -> Path:
     return content_dir.resolve().parent / ".cache" / "analysis"
+
+
+def ply_key(fingerprint: str, first_move: int | None) -> str:
+    """Build-cache key of a game's plies (position keys from ``first_move``; none when
+    the game is not analysed)."""
+    return entry("plies", fingerprint, str(first_move))
 
 
 def build_cache_dir(cache_dir: Path) -> Path:
@@ -321,11 +327,10 @@ def cached_plies(
 ) -> dict[str, list[Ply]]:
     out = {}
     for g in games:
-        start = keys_from[g.game_id]
-        key = entry("plies", fingerprints[g.game_id], str(start))
+        key = ply_key(fingerprints[g.game_id], keys_from[g.game_id])
         found = build_cache.get(key) if build_cache is not None else None
         if found is None:
-            found = game_plies(g, start)
+            found = game_plies(g, keys_from[g.game_id])
             if build_cache is not None:
                 build_cache.set(key, found)
         out[g.game_id] = found
@@ -486,7 +491,6 @@ def _prepare(
         games,
         result.problems + failed_problems,
         spec,
-        plies,
         rows,
         analysed,
         not_analysed,
@@ -495,6 +499,11 @@ def _prepare(
         previous_slugs,
         MoveStore(build_cache.directory / "moves", settings.build.partitions),
         row_keys,
+        GameStore(
+            build_cache.directory,
+            {gid: ply_key(fingerprints[gid], start) for gid, start in keys_from.items()},
+            row_keys,
+        ),
     )
     site.cache.fingerprints = fingerprints
     clock.lap("moves")
@@ -532,7 +541,6 @@ def make_site(
     games: list[GameRecord],
     problems: list[Problem],
     spec: AnalysisSpec | None,
-    plies: dict[str, list[Ply]],
     rows: list[dict[str, Any]],
     analysed: set[str],
     not_analysed: dict[str, str],
@@ -541,6 +549,7 @@ def make_site(
     previous_slugs: Mapping[str, str] | None = None,
     store: MoveStore | None = None,
     row_keys: Mapping[str, str] | None = None,
+    game_store: GameStore | None = None,
 ) -> SiteData:
     """The site's data; ``aliases`` (the alias table) and ``previous_slugs`` (the output's
     last build) decide who keeps a shared plain slug, and the alias table suggests alias
@@ -575,7 +584,7 @@ def make_site(
         problems=sorted(problems),
         as_of=as_of,
         spec=spec,
-        plies=plies,
+        game_store=game_store,
         moves=moves,
         analysed=analysed,
         not_analysed=not_analysed,

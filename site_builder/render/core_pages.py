@@ -414,9 +414,11 @@ def player_page_set(
 
 
 def _move_rows(site: SiteData, game: GameRecord) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    plies = site.plies[game.game_id]
+    store = site.game_store
+    plies = store.plies(game.game_id) if store is not None else []
     shown = ("ply", "best_san", "e_best", "e_played", "delta", "is_best")
-    analysed = {int(r["ply"]): r for r in site.move_rows_of(game.game_id, shown)}
+    found = store.moves(game.game_id, shown) if store is not None else []
+    analysed = {int(r["ply"]): r for r in found}
     rows = []
     xs, ys, hover = [], [], []
     for p in plies:
