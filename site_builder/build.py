@@ -19,6 +19,8 @@ from site_builder.analysis.stage import (
     default_cache_dir,
     fingerprint_of,
     prepare,
+    quick_inputs,
+    settled,
 )
 from site_builder.config import Settings
 from site_builder.families import all_families
@@ -132,6 +134,18 @@ def build(
         if not analyse_only:
             recorded = (output_dir / OUTPUT_RECORD).is_file()
             previous = output_record(output_dir, WORK, None if recorded else _legacy_files(old))
+        quick = (
+            None if analyse_only else quick_inputs(content_dir, settings, cache_dir, build_cache)
+        )
+        if (
+            quick is not None
+            and old.get("quick") == quick
+            and (output_dir / "index.html").is_file()
+            and (output_dir / OUTPUT_RECORD).is_file()
+        ):
+            stats.explanation = ["nothing changed"]
+            echo(f"Nothing changed since the last build: {output_dir} is up to date.")
+            return stats
         # The games, plies and move table live for the whole build: frozen out of the garbage
         # collector's scans as they are loaded (gc.freeze), which would walk millions of them
         # again and again, and unfrozen at the end.
@@ -162,6 +176,7 @@ def build(
             and (output_dir / OUTPUT_RECORD).is_file()
         ):
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
+            build_cache.set(manifest_key, {**old, "quick": settled(quick, cache_dir)})
             return stats
         families = all_families()
         site.cache.store = build_cache
@@ -208,7 +223,7 @@ def build(
             processes(),
             previous,
         )
-        build_cache.set(manifest_key, {**new, **rendered})
+        build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
         clock.lap("render")
     stats.pages = result.pages
     stats.written = result.written

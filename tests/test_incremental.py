@@ -3,12 +3,14 @@ and the result equals a build from scratch, byte for byte."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from site_builder.analysis.cache import EvalCache
 from site_builder.build import build
 from site_builder.config import load_settings
 from tests.conftest import DATA, make_content, requires_engine
@@ -56,6 +58,18 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
     same = build(content, out, settings, cache_dir=cache, **quiet)
     assert same.written is None and same.explanation == ["nothing changed"]
     assert "metrics" not in same.seconds and _stamps(out) == before
+    # ... known before a game is read: the files' digests, settings, code, templates, engine
+    # and evaluation cache equal the last build's.
+    assert "ingest" not in same.seconds
+    # A file touched but not changed, or new evaluations: the games are read, and nothing
+    # changed still.
+    os.utime(content / "games" / "wc.pgn", (1, 1))
+    with EvalCache(cache) as evaluations:
+        evaluations.put_many({"unrelated-entry": {"note": "from another tool"}})
+    touched = build(content, out, settings, cache_dir=cache, **quiet)
+    assert touched.explanation == ["nothing changed"] and "ingest" in touched.seconds
+    assert _stamps(out) == before
+    assert "ingest" not in build(content, out, settings, cache_dir=cache, **quiet).seconds
 
     # A new tournament file: only the pages whose bytes change are written.
     (content / "games" / "more.pgn").write_text("\n\n".join(wc[6:9]) + "\n", encoding="utf-8")

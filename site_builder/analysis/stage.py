@@ -102,6 +102,55 @@ def ingest(
     )
 
 
+def quick_inputs(
+    content_dir: Path, settings: Settings, cache_dir: Path, build_cache: BuildCache
+) -> dict[str, Any]:
+    """Everything a build reads, known without reading a game: the content files' digests
+    (from their modification time and size when unchanged), the settings, the code, the
+    templates, the engine and the evaluation cache's identity and size. When all equal the
+    last build's, the build has nothing to do (and a large site learns it in a second)."""
+    from site_builder.incremental import code_digest
+    from site_builder.render.output import templates_digest
+
+    files: dict[str, str] = {}
+    for folder in (settings.content.games, settings.content.analysis):
+        root = content_dir / folder
+        if root.is_dir():
+            for path in sorted(q for q in root.rglob("*") if q.is_file()):
+                files[path.relative_to(content_dir).as_posix()] = build_cache.file_hash(path)
+    aliases = content_dir / settings.content.aliases
+    if aliases.is_file():
+        files[settings.content.aliases] = build_cache.file_hash(aliases)
+    a = settings.analysis
+    engine = ""
+    if a.source != "pgn-eval":
+        try:
+            engine = engine_identity(resolve_engine(a.engine))
+        except (OSError, SiteBuilderError):
+            engine = "missing"
+    evaluations: list[Any] = []
+    if cache_dir.is_dir():
+        with EvalCache(cache_dir) as cache:
+            evaluations = [cache.identity(), len(cache)]
+    return {
+        "files": files,
+        "settings": settings.digest(),
+        "code": code_digest(),
+        "templates": templates_digest(),
+        "engine": engine,
+        "evaluations": evaluations,
+    }
+
+
+def settled(quick: dict[str, Any] | None, cache_dir: Path) -> dict[str, Any] | None:
+    """:func:`quick_inputs` as the next build will find them: with the evaluation cache as
+    this build left it (its analysis and imports added entries)."""
+    if quick is None or not cache_dir.is_dir():
+        return quick
+    with EvalCache(cache_dir) as cache:
+        return {**quick, "evaluations": [cache.identity(), len(cache)]}
+
+
 def analysis_scope(
     games: list[GameRecord], settings: Settings
 ) -> tuple[list[GameRecord], dict[str, str]]:
