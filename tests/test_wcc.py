@@ -19,6 +19,7 @@ from site_builder.render import champions_pages
 from site_builder.render.writer import render_pages
 from site_builder.sitedata import SiteData
 from site_builder.stats import BuildStats
+from site_builder.store import MoveStore
 
 CFG = ConformanceSection()
 _ids = iter(range(10**6))
@@ -329,6 +330,7 @@ def _site(tmp_path: Path) -> SiteData:
         {g.game_id for g in games if g.plies > 1},
         {},
         BuildStats(),
+        store=MoveStore(tmp_path / "moves", 3),
     )
 
 

@@ -7,6 +7,12 @@ matches, and the complexity indicators.
 From the site's classical analysed moves, its games (results, Elo tags, title matches), the
 results family's improved Elo and the ``[conformance]`` settings. The pages are made in
 ``site_builder/render/champions_pages.py``.
+
+The moves are read one partition of the move store at a time (:func:`partition_share`, in
+workers or on the cluster): per player-year counts, the Markov and gain inputs and the
+complexity rows of each player, and the few columns of each counted move that the global
+steps pool (the game predictor's curves and Nelder–Mead fit over every game, the complexity
+rows of the groups of players).
 """
 
 from __future__ import annotations
@@ -191,33 +197,173 @@ def _results(site: SiteData) -> dict[str, float]:
     return out
 
 
-def compute(site: SiteData) -> ConformanceResult:
-    cfg = site.settings.conformance
-    moves = site.classical_moves
+#: The move-table columns the family reads.
+MOVE_COLUMNS = (
+    "game_id",
+    "ply",
+    "move_number",
+    "white",
+    "player",
+    "opponent",
+    "year",
+    "e_best",
+    "e_played",
+    "depth_scores",
+)
+
+
+@dataclass(frozen=True)
+class PartitionShare:
+    """One partition's share of the family: per player(-year) summaries, and per counted move
+    (in move-table order) the columns the global steps pool."""
+
+    #: s(P, y, bin) of each conformance kind
+    counts: dict[str, pd.DataFrame]
+    players: headtohead.PlayerYears
+    #: complexity rows of the partition's players, by name
+    complexity: list[dict[str, object]]
+    #: the counted moves' games (sorted) and movers (sorted)
+    games: np.ndarray
+    movers: np.ndarray
+    #: per counted move: its game and mover (positions in ``games``, ``movers``), ply, side
+    game: np.ndarray
+    mover: np.ndarray
+    ply: np.ndarray
+    white: np.ndarray
+    #: raw conformance and e_best (pawns), bins of KINDS (one column each)
+    raw: np.ndarray
+    e_best: np.ndarray
+    bins: np.ndarray
+    #: complexity indicators (the jump product is value × depth)
+    stability: np.ndarray
+    jump_value: np.ndarray
+    jump_depth: np.ndarray
+
+
+def partition_share(rows: pd.DataFrame, cfg: ConformanceSection) -> PartitionShare:
+    """The family's work on one partition's classical move rows (whole players)."""
     conf = conformance.conformance_moves(
-        moves,
+        rows,
         first_move=cfg.first_move,
         clip_pawns=cfg.clip_pawns,
         gb_limit=cfg.gb_limit_pawns,
         k1=cfg.k1,
         k2=cfg.k2,
     )
-    counts = {k: conformance.year_counts(conf, k) for k in KINDS}
+    if rows.empty:
+        frame = pd.DataFrame(columns=["player", "delta", *complexity.INDICATORS])
+    else:
+        counted = rows[rows["move_number"] >= cfg.first_move]
+        frame = complexity.move_indicators(counted, COMPLEXITY_CLIP_CP)
+        frame["player"] = counted["player"].to_numpy()
+        frame["delta"] = conf["raw"].to_numpy()  # same rows, same order
+    players = [
+        complexity.player_row(str(name), "player", frame.iloc[at], cfg.min_moves)
+        for name, at in intrinsic.group_positions(frame, "player").items()
+    ]
+    game, games = pd.factorize(conf["game_id"], sort=True)
+    mover, movers = pd.factorize(conf["player"], sort=True)
+    return PartitionShare(
+        counts={k: conformance.year_counts(conf, k) for k in KINDS},
+        players=headtohead.player_years(conf, cfg),
+        complexity=players,
+        games=np.asarray(games, dtype=object),
+        movers=np.asarray(movers, dtype=object),
+        game=game.astype(np.int32),
+        mover=mover.astype(np.int32),
+        ply=conf["ply"].to_numpy(dtype=np.int32),
+        white=conf["white"].to_numpy(dtype=bool),
+        raw=conf["raw"].to_numpy(dtype=float),
+        e_best=conf["e_best"].to_numpy(dtype=float),
+        bins=np.column_stack([conf[f"bin_{k}"].to_numpy(dtype=np.int8) for k in KINDS]).reshape(
+            -1, len(KINDS)
+        ),
+        stability=frame["stability"].to_numpy(dtype=float),
+        # |Δ| of clipped integer scores and a depth: exact in 32 bits
+        jump_value=frame["jump_value"].to_numpy(dtype=np.float32),
+        jump_depth=frame["jump_depth"].to_numpy(dtype=np.float32),
+    )
+
+
+@dataclass(frozen=True)
+class _Pooled:
+    """The counted moves of every partition, in move-table order (game_id, ply)."""
+
+    games: np.ndarray
+    movers: np.ndarray
+    game: np.ndarray
+    mover: np.ndarray
+    white: np.ndarray
+    raw: np.ndarray
+    e_best: np.ndarray
+    bins: np.ndarray
+    stability: np.ndarray
+    jump_value: np.ndarray
+    jump_depth: np.ndarray
+
+
+def _pool(parts: list[PartitionShare]) -> _Pooled:
+    games = np.unique(np.concatenate([p.games for p in parts]))
+    movers = np.unique(np.concatenate([p.movers for p in parts]))
+    game = np.concatenate([np.searchsorted(games, p.games)[p.game] for p in parts])
+    mover = np.concatenate([np.searchsorted(movers, p.movers)[p.mover] for p in parts])
+    order = np.lexsort((np.concatenate([p.ply for p in parts]), game))
+
+    def pooled(name: str) -> np.ndarray:
+        return np.concatenate([getattr(p, name) for p in parts])[order]
+
+    return _Pooled(
+        games,
+        movers,
+        game[order],
+        mover[order],
+        *(
+            pooled(n)
+            for n in ("white", "raw", "e_best", "bins", "stability", "jump_value", "jump_depth")
+        ),
+    )
+
+
+def _frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Per player-year frames of disjoint players as one, sorted by (player, year)."""
+    found = [f for f in frames if len(f)]
+    if len(found) > 1:
+        return pd.concat(found).sort_index()
+    return found[0] if found else frames[0]
+
+
+def _shares(site: SiteData, cfg: ConformanceSection) -> list[PartitionShare]:
+    if site.partitions is None:
+        raise RuntimeError("the conformance family reads the move store: build with a cache")
+    parts = site.partitions.map(partition_share, cfg, columns=MOVE_COLUMNS, time_class="classical")
+    return parts or [partition_share(pd.DataFrame(columns=list(MOVE_COLUMNS)), cfg)]
+
+
+def _move_index(pool: _Pooled, results: dict[str, float]) -> conformance.MoveIndex:
+    """:func:`conformance.move_index` of the pooled moves."""
+    ids = sorted(set(pool.games.tolist()) & set(results))
+    at = pd.Index(ids, dtype=object).get_indexer(pd.Index(pool.games, dtype=object))
+    result = np.array([2 * results[g] - 1 for g in ids], dtype=float)
+    return conformance.MoveIndex(ids, at[pool.game], np.where(pool.white, 0, 1), result)
+
+
+def compute(site: SiteData) -> ConformanceResult:
+    cfg = site.settings.conformance
+    parts = _shares(site, cfg)
+    counts = {k: _frames([p.counts[k] for p in parts]) for k in KINDS}
     q = {k: conformance.cumulative_share(conformance.forget(c)) for k, c in counts.items()}
     r_cum = {k: conformance.cumulative_share(c) for k, c in counts.items()}
 
+    pool = _pool(parts)
     results = _results(site)
-    gids = conf["game_id"].to_numpy(dtype=object)
-    white = conf["white"].to_numpy(dtype=bool)
-    index = conformance.move_index(gids, white, results)
-    shares = {k: conformance.shares_from_bins(index, conf[f"bin_{k}"].to_numpy()) for k in KINDS}
+    index = _move_index(pool, results)
+    shares = {k: conformance.shares_from_bins(index, pool.bins[:, i]) for i, k in enumerate(KINDS)}
     curves = [
         _curve("raw", "raw", shares["raw"]),
         _curve("gb", f"Guid–Bratko (|e| ≤ {cfg.gb_limit_pawns:g})", shares["gb"]),
         _curve("ponderated", f"ponderated k1={cfg.k1:g}, k2={cfg.k2:g}", shares["ponderated"]),
     ]
-    raw = conf["raw"].to_numpy(dtype=float)
-    e_best = conf["e_best"].to_numpy(dtype=float)
+    raw, e_best = pool.raw, pool.e_best
     if (cfg.k1, cfg.k2) != SEED_K:
         seed_bins = conformance.bin_of(conformance.ponderate(raw, e_best, *SEED_K))
         curves.append(
@@ -239,15 +385,8 @@ def compute(site: SiteData) -> ConformanceResult:
     else:
         fit = conformance.fit_line(main.p[:, col], main.result)
         fit_status = "" if fit else "n/a: p(x) does not vary over the games"
-        ponderation = conformance.fit_ponderation(
-            raw,
-            e_best,
-            gids,
-            white,
-            results,
-            cfg.predictor_x,
-            (cfg.k1, cfg.k2),
-            cfg.fit_max_evals,
+        ponderation = conformance.fit_ponderation_at(
+            index, raw, e_best, cfg.predictor_x, (cfg.k1, cfg.k2), cfg.fit_max_evals
         )
     if ponderation is not None:
         fitted_bins = conformance.bin_of(
@@ -261,7 +400,7 @@ def compute(site: SiteData) -> ConformanceResult:
             )
         )
 
-    models = headtohead.build_models(conf, q[cfg.predictor_kind], fit, cfg)
+    models = headtohead.assemble([p.players for p in parts], q[cfg.predictor_kind], fit, cfg)
     h2h = headtohead.head_to_head(models)
     best = headtohead.best_years(h2h)
     best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
@@ -281,7 +420,7 @@ def compute(site: SiteData) -> ConformanceResult:
     # and the title-match rows only; they are not kept with the result.
     models.spectra.clear()
 
-    comp = _complexity(site, moves, conf, cfg, champions)
+    comp = _complexity(parts, pool, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)
     return ConformanceResult(
         cfg,
@@ -307,39 +446,34 @@ def compute(site: SiteData) -> ConformanceResult:
 
 
 def _complexity(
-    site: SiteData,
-    moves: pd.DataFrame,
-    conf: pd.DataFrame,
+    parts: list[PartitionShare],
+    pool: _Pooled,
     cfg: ConformanceSection,
     champions: set[str],
 ) -> pd.DataFrame:
-    if moves.empty:
-        frame = pd.DataFrame(columns=["player", "delta", *complexity.INDICATORS])
-    else:
-        counted = moves[moves["move_number"] >= cfg.first_move]
-        frame = complexity.move_indicators(counted, COMPLEXITY_CLIP_CP)
-        frame["player"] = counted["player"].to_numpy()
-        frame["delta"] = conf["raw"].to_numpy()  # same rows, same order
-    groups = {}
-    if champions:
-        groups["Title-match players"] = champions
-        groups["Others"] = set(frame["player"].unique().tolist()) - champions
-    # Each player's row is reused while their games and [conformance] are unchanged.
-    players = site.cache.per_players(
-        "conformance",
-        site.settings.digest("conformance"),
+    """The players' rows (from their partitions), then the groups' and "All" over the
+    pooled moves."""
+    value = pool.jump_value.astype(float)
+    depth = pool.jump_depth.astype(float)
+    frame = pd.DataFrame(
         {
-            str(name): functools.partial(_complexity_row, frame, str(name), at, cfg.min_moves)
-            for name, at in intrinsic.group_positions(frame, "player").items()
-        },
+            "stability": pool.stability,
+            "jump_value": value,
+            "jump_depth": depth,
+            "jump_product": value * depth,
+            "delta": pool.raw,
+        }
     )
-    return complexity.player_table(frame, cfg.min_moves, groups, list(players.values()))
-
-
-def _complexity_row(
-    frame: pd.DataFrame, player: str, at: np.ndarray, min_moves: int
-) -> dict[str, object]:
-    return complexity.player_row(player, "player", frame.iloc[at], min_moves)
+    rows = sorted((r for p in parts for r in p.complexity), key=lambda r: str(r["player"]))
+    groups: dict[str, np.ndarray] = {}
+    if champions:
+        title = np.array([m in champions for m in pool.movers.tolist()], dtype=bool)[pool.mover]
+        groups["Title-match players"] = title
+        groups["Others"] = ~title
+    for label, members in sorted(groups.items()):
+        rows.append(complexity.player_row(label, "group", frame[members], cfg.min_moves))
+    rows.append(complexity.player_row("All", "group", frame, cfg.min_moves))
+    return pd.DataFrame(rows, columns=complexity.TABLE_COLUMNS)
 
 
 def _improved_elo(site: SiteData, player: str, before_months: float) -> float | None:

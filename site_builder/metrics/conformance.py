@@ -302,11 +302,23 @@ def fit_ponderation(
     Searched as (ln k1, ln −k2) so the signs k1 > 0, k2 < 0 always hold. None when the
     correlation is undefined at the start.
     """
+    return fit_ponderation_at(
+        move_index(game_ids, white, results), raw, e_best, x, start, max_evals
+    )
+
+
+def fit_ponderation_at(
+    index: MoveIndex,
+    raw: np.ndarray,
+    e_best: np.ndarray,
+    x: float,
+    start: tuple[float, float],
+    max_evals: int = 400,
+) -> PonderationFit | None:
+    """:func:`fit_ponderation` with the moves' :class:`MoveIndex` already made."""
     col = round(x * 10)
     if not 0 <= col <= MAX_BIN:
         raise ValueError(f"x must lie in 0…{MAX_BIN / 10} pawns, got {x}")
-
-    index = move_index(game_ids, white, results)
 
     def rho_at(k1: float, k2: float) -> float:
         p, result = p_at(index, bin_of(ponderate(raw, e_best, k1, k2)), col)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,17 +104,25 @@ class Models:
         return match_score_conformance(self.q_predictor[a], self.q_predictor[b], self.fit.beta)
 
 
-def build_models(
-    conf: pd.DataFrame,
-    q_predictor: pd.DataFrame,
-    fit: LineFit | None,
-    cfg: ConformanceSection,
-) -> Models:
-    """Models for every player-year with counted moves (matrices only for eligible ones).
+@dataclass
+class PlayerYears:
+    """What the models need from the counted moves of some whole players (a partition of the
+    move store): their player-years, the colours' unweighted transition counts (summed over
+    partitions into the fallback matrices), and per eligible player-year the weighted
+    transition counts and the δ distribution of the gain predictor."""
 
-    ``conf`` is :func:`conformance.conformance_moves` plus columns e_best_cp and e_played_cp
-    (mover's view); ``q_predictor`` is Q of the predictor's kind per (player, year).
-    """
+    #: player, year, moves, white_moves, black_moves, eligible, status
+    years: pd.DataFrame
+    white_totals: np.ndarray
+    black_totals: np.ndarray
+    white_counts: dict[Key, np.ndarray] = field(default_factory=dict)
+    black_counts: dict[Key, np.ndarray] = field(default_factory=dict)
+    gain: dict[Key, np.ndarray] = field(default_factory=dict)
+
+
+def player_years(conf: pd.DataFrame, cfg: ConformanceSection) -> PlayerYears:
+    """:class:`PlayerYears` of the players whose counted moves ``conf`` holds (every counted
+    move of each; see :func:`build_models` for the columns)."""
     dated = conf[conf["year"].notna()].copy()
     dated["year"] = dated["year"].astype(int)
     grouped = dated.groupby(["player", "year"], sort=True)
@@ -126,17 +135,6 @@ def build_models(
             years["player"], years["year"], years["moves"], years["eligible"], strict=True
         )
     ]
-    col = x_column(cfg.predictor_x)
-    q_at = {
-        (str(p), int(y)): float(v)
-        for p, y, v in zip(
-            q_predictor.index.get_level_values("player"),
-            q_predictor.index.get_level_values("year"),
-            q_predictor[col].to_numpy(dtype=float),
-            strict=True,
-        )
-    }
-
     classes = markov.move_classes(
         pd.DataFrame(
             {
@@ -155,22 +153,18 @@ def build_models(
     )
     is_w = all_classes["white"].to_numpy()
     ones = np.ones(len(all_classes))
-    all_white = markov.stochastic(
+    out = PlayerYears(
+        years,
         markov.transitions(
             all_classes["from"].to_numpy()[is_w], all_classes["to"].to_numpy()[is_w], ones[is_w]
-        )
-    )
-    all_black = markov.stochastic(
+        ),
         markov.transitions(
             all_classes["from"].to_numpy()[~is_w],
             all_classes["to"].to_numpy()[~is_w],
             ones[~is_w],
-        )
+        ),
     )
-    models = Models(cfg, years, q_at, fit, all_white, all_black)
-
     max_cp = round(cfg.clip_pawns * 100)
-    models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
     gain_delta = dated[cfg.gain_kind].to_numpy(dtype=float) * 100
     gain_ok = ~np.isnan(gain_delta)
     by_player = {
@@ -180,13 +174,77 @@ def build_models(
     to = classes["to"].to_numpy()
     white_col = classes["white"].to_numpy()
     year_col = dated["year"].to_numpy()
-    for player, year in models.eligible:
+    eligible = years[years["eligible"]]
+    for player, year in sorted(
+        (str(p), int(y)) for p, y in zip(eligible["player"], eligible["year"], strict=True)
+    ):
         rows = by_player[player]
         w = forgetting_weights(year_col[rows], year)
         wm = white_col[rows]
-        w_counts = markov.transitions(frm[rows][wm], to[rows][wm], w[wm])
-        b_counts = markov.transitions(frm[rows][~wm], to[rows][~wm], w[~wm])
         key = (player, year)
+        out.white_counts[key] = markov.transitions(frm[rows][wm], to[rows][wm], w[wm])
+        out.black_counts[key] = markov.transitions(frm[rows][~wm], to[rows][~wm], w[~wm])
+        ok = gain_ok[rows] & (w > 0)
+        out.gain[key] = gain.distribution(gain_delta[rows][ok], w[ok], max_cp)
+    return out
+
+
+def build_models(
+    conf: pd.DataFrame,
+    q_predictor: pd.DataFrame,
+    fit: LineFit | None,
+    cfg: ConformanceSection,
+) -> Models:
+    """Models for every player-year with counted moves (matrices only for eligible ones).
+
+    ``conf`` is :func:`conformance.conformance_moves` plus columns e_best_cp and e_played_cp
+    (mover's view); ``q_predictor`` is Q of the predictor's kind per (player, year).
+    """
+    return assemble([player_years(conf, cfg)], q_predictor, fit, cfg)
+
+
+def assemble(
+    parts: Sequence[PlayerYears],
+    q_predictor: pd.DataFrame,
+    fit: LineFit | None,
+    cfg: ConformanceSection,
+) -> Models:
+    """The models from the :class:`PlayerYears` of disjoint sets of players (at least one),
+    the same as :func:`build_models` over all their moves."""
+    found = [p.years for p in parts if len(p.years)]
+    if len(found) > 1:
+        years = (
+            pd.concat(found, ignore_index=True)
+            .sort_values(["player", "year"], kind="stable")
+            .reset_index(drop=True)
+        )
+    else:
+        years = found[0] if found else parts[0].years
+    col = x_column(cfg.predictor_x)
+    q_at = {
+        (str(p), int(y)): float(v)
+        for p, y, v in zip(
+            q_predictor.index.get_level_values("player"),
+            q_predictor.index.get_level_values("year"),
+            q_predictor[col].to_numpy(dtype=float),
+            strict=True,
+        )
+    }
+    white_totals = np.zeros((markov.N_CLASSES, markov.N_CLASSES))
+    black_totals = np.zeros((markov.N_CLASSES, markov.N_CLASSES))
+    for part in parts:
+        white_totals += part.white_totals
+        black_totals += part.black_totals
+    all_white = markov.stochastic(white_totals)
+    all_black = markov.stochastic(black_totals)
+    models = Models(cfg, years, q_at, fit, all_white, all_black)
+
+    max_cp = round(cfg.clip_pawns * 100)
+    models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
+    owner = {key: part for part in parts for key in part.white_counts}
+    for key in models.eligible:
+        w_counts = owner[key].white_counts[key]
+        b_counts = owner[key].black_counts[key]
         models.white_rows[key] = w_counts.sum(axis=1)
         models.black_rows[key] = b_counts.sum(axis=1)
         models.white_exits[key] = markov.never_left(w_counts, white=True)
@@ -206,9 +264,7 @@ def build_models(
                 cfg.markov_exit_pseudo,
                 models.black_exits[key],
             )
-        ok = gain_ok[rows] & (w > 0)
-        dist = gain.distribution(gain_delta[rows][ok], w[ok], max_cp)
-        models.spectra[key] = models.gain_model.spectrum(dist)
+        models.spectra[key] = models.gain_model.spectrum(owner[key].gain[key])
     return models
 
 
