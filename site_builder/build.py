@@ -134,9 +134,11 @@ def build(
         if not analyse_only:
             recorded = (output_dir / OUTPUT_RECORD).is_file()
             previous = output_record(output_dir, WORK, None if recorded else _legacy_files(old))
-        quick = (
-            None if analyse_only else quick_inputs(content_dir, settings, cache_dir, build_cache)
-        )
+        quick = None
+        if not analyse_only:
+            quick = quick_inputs(
+                content_dir, settings, cache_dir, build_cache, code_digest(), templates_digest()
+            )
         if (
             quick is not None
             and old.get("quick") == quick

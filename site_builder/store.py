@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -214,16 +214,22 @@ class GameStore:
     page reads its own. A process forked from the build opens its own connection."""
 
     def __init__(
-        self, directory: Path, ply_keys: Mapping[str, str], row_keys: Mapping[str, str]
+        self,
+        directory: Path,
+        ply_keys: Mapping[str, str],
+        row_keys: Mapping[str, str],
+        make_plies: Callable[[str], list[Any]] | None = None,
     ) -> None:
         self.directory = directory
         self.ply_keys = dict(ply_keys)
         self.row_keys = dict(row_keys)
+        #: A game's plies when the build cache does not hold them (made from its record)
+        self.make_plies = make_plies
         self._cache: Any = None
         self._pid = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_cache": None, "_pid": 0}
+        return {**self.__dict__, "_cache": None, "_pid": 0, "make_plies": None}
 
     def _open(self) -> Any:
         if self._cache is None or self._pid != os.getpid():
@@ -239,6 +245,8 @@ class GameStore:
         """The game's plies (every move, analysed or not)."""
         key = self.ply_keys.get(game_id)
         found = self._open().get(key) if key is not None else None
+        if found is None and self.make_plies is not None and key is not None:
+            found = self.make_plies(game_id)
         return list(found) if found is not None else []
 
     def moves(self, game_id: str, columns: Sequence[str]) -> list[dict[str, Any]]:

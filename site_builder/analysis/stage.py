@@ -15,7 +15,7 @@ import asyncio
 import fnmatch
 import gc
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,15 +103,17 @@ def ingest(
 
 
 def quick_inputs(
-    content_dir: Path, settings: Settings, cache_dir: Path, build_cache: BuildCache
+    content_dir: Path,
+    settings: Settings,
+    cache_dir: Path,
+    build_cache: BuildCache,
+    code: str,
+    templates: str,
 ) -> dict[str, Any]:
     """Everything a build reads, known without reading a game: the content files' digests
     (from their modification time and size when unchanged), the settings, the code, the
     templates, the engine and the evaluation cache's identity and size. When all equal the
     last build's, the build has nothing to do (and a large site learns it in a second)."""
-    from site_builder.incremental import code_digest
-    from site_builder.render.output import templates_digest
-
     files: dict[str, str] = {}
     for folder in (settings.content.games, settings.content.analysis):
         root = content_dir / folder
@@ -135,8 +137,8 @@ def quick_inputs(
     return {
         "files": files,
         "settings": settings.digest(),
-        "code": code_digest(),
-        "templates": templates_digest(),
+        "code": code,
+        "templates": templates,
         "engine": engine,
         "evaluations": evaluations,
     }
@@ -233,21 +235,13 @@ def run_analysis(
     stats: BuildStats,
     progress: bool,
     scheduler: str | None = None,
-    complete: set[str] | None = None,
 ) -> None:
-    """Analyse every missing position. Games in ``complete`` are known to be fully cached."""
-    complete = complete or set()
-    needed = {p.position for plies in plies_by_game.values() for p in plies}
-    wanted = [
-        (p.position, p.played)
-        for gid, plies in plies_by_game.items()
-        if gid not in complete
-        for p in plies
-    ]
+    """Analyse every position of these games missing from the evaluation cache."""
+    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
     tasks, hits = missing_tasks(wanted, spec, cache)
-    stats.positions = len(needed)
+    stats.positions = len({position for position, _ in wanted})
     stats.cache_hits = hits
-    stats.reused = len(needed - {position for position, _ in wanted})
+    stats.reused = 0
     if not tasks:
         return
     a = settings.analysis
@@ -279,25 +273,21 @@ def run_analysis(
 
 def gather_moves(
     games: list[GameRecord],
-    plies_by_game: dict[str, list[Ply]],
+    plies_of: Callable[[str], list[Ply]],
     spec: AnalysisSpec,
     cache: EvalCache,
     mate_cp: int,
     not_analysed: dict[str, str],
     build_cache: BuildCache | None,
-    fingerprints: dict[str, str],
-    row_keys: dict[str, str] | None = None,
+    row_keys: Mapping[str, str],
 ) -> tuple[list[dict[str, Any]], set[str]]:
-    """Move rows of every fully analysed game; the others get a reason in ``not_analysed``.
-    ``row_keys`` receives the key of each analysed game's rows (:func:`rows_key`)."""
+    """Move rows of every fully analysed game (kept in the build cache under
+    ``row_keys``); the others get a reason in ``not_analysed``. ``plies_of(game_id)``: the
+    game's analysed plies, asked for only when its rows are not kept."""
     rows: list[dict[str, Any]] = []
     done: set[str] = set()
     for game in games:
-        key = rows_key(
-            fingerprints[game.game_id], spec, mate_cp, plies_by_game[game.game_id], cache
-        )
-        if row_keys is not None:
-            row_keys[game.game_id] = key
+        key = row_keys[game.game_id]
         if build_cache is not None:
             cached = build_cache.get(key)
             if cached is not None:
@@ -307,7 +297,7 @@ def gather_moves(
         game_rows = []
         board = chess.Board()
         replayed = 0
-        for ply in plies_by_game[game.game_id]:
+        for ply in plies_of(game.game_id):
             lines = cache.lookup(spec, ply.position)
             if lines is None:
                 break
@@ -333,14 +323,14 @@ def gather_moves(
 
 
 def rows_key(
-    fingerprint: str, spec: AnalysisSpec, mate_cp: int, plies: list[Ply], cache: EvalCache
+    fingerprint: str, spec: AnalysisSpec, mate_cp: int, first_move: int, cache: EvalCache
 ) -> str:
     """Build-cache key of a game's move rows (``fingerprint``: :func:`game_fingerprint`):
     present only once the game is fully analysed. It names the evaluation cache the rows
     were read from (:meth:`EvalCache.identity`), so rows outlive neither an emptied or
     salvaged evaluation cache nor entries ``doctor --check`` removed: the build then reads,
     and analyses again what is missing, as the user who emptied the cache expects."""
-    return entry("rows", fingerprint, spec.key, str(mate_cp), str(len(plies)), cache.identity())
+    return entry("rows", fingerprint, spec.key, str(mate_cp), str(first_move), cache.identity())
 
 
 def game_fingerprint(game: GameRecord) -> str:
@@ -465,10 +455,19 @@ def _prepare(
     a = settings.analysis
     keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
     fingerprints = {g.game_id: game_fingerprint(g) for g in games}
-    with collector_paused():
-        plies = cached_plies(games, keys_from, build_cache, fingerprints)
-    gc.freeze()  # the plies live for the whole build (unfrozen by build at its end)
-    to_analyse = {g.game_id: analysed_plies(plies[g.game_id], a.first_move) for g in chosen}
+    ply_keys = {gid: ply_key(fingerprints[gid], start) for gid, start in keys_from.items()}
+    by_id = {g.game_id: g for g in games}
+
+    def plies_of(ids: Iterable[str]) -> dict[str, list[Ply]]:
+        """The analysed plies of these games (the build cache keeps every game's plies)."""
+        with collector_paused():
+            found = cached_plies([by_id[i] for i in ids], keys_from, build_cache, fingerprints)
+        return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
+
+    def plies_of_game(gid: str) -> list[Ply]:
+        """Every ply of a game whose plies the build cache lost (made, not kept)."""
+        return game_plies(by_id[gid], keys_from[gid])
+
     stats.analysed_games = len(chosen)
     clock.lap("ingest")
 
@@ -476,6 +475,7 @@ def _prepare(
     rows: list[dict[str, Any]] = []
     row_keys: dict[str, str] = {}
     analysed: set[str] = set()
+    to_analyse: dict[str, list[Ply]] = {}
     if chosen:
         if a.source == "pgn-eval":
             engine_path, spec = "", exchange.PGN_EVAL_SPEC
@@ -488,48 +488,42 @@ def _prepare(
             )
         with EvalCache(cache_dir) as cache:
             stats.imported = import_shipped(content_dir, settings, cache, echo)
+            mate_cp = settings.quality.mate_cp
+            row_keys = {
+                g.game_id: rows_key(fingerprints[g.game_id], spec, mate_cp, a.first_move, cache)
+                for g in chosen
+            }
             if a.source == "pgn-eval":
+                to_analyse = plies_of(g.game_id for g in chosen)
                 count_cached(to_analyse, spec, cache, stats)
+                complete: set[str] = set()
             else:
-                mate_cp = settings.quality.mate_cp
-                complete = {
-                    gid
-                    for gid, gp in to_analyse.items()
-                    if rows_key(fingerprints[gid], spec, mate_cp, gp, cache) in build_cache
-                }
+                # Games whose rows the build cache keeps need neither plies nor analysis.
+                complete = {gid for gid, key in row_keys.items() if key in build_cache}
+                to_analyse = plies_of(g.game_id for g in chosen if g.game_id not in complete)
                 run_analysis(
-                    to_analyse,
-                    spec,
-                    settings,
-                    cache,
-                    engine_path,
-                    stats,
-                    progress,
-                    scheduler,
-                    complete,
+                    to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler
                 )
-            echo(
-                f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
-                f"{stats.reused} reused from the last build, "
-                f"{stats.cache_hits} from the evaluation cache, {stats.analysed} analysed"
-                + (f", {len(stats.failed)} failed" if stats.failed else "")
-                + "."
-            )
             clock.lap("analysis")
             if analyse_only:
+                _echo_analysis(echo, spec, stats)
                 return None
             with collector_paused():
                 rows, analysed = gather_moves(
                     chosen,
-                    to_analyse,
+                    lambda gid: to_analyse.get(gid) or plies_of([gid])[gid],
                     spec,
                     cache,
-                    settings.quality.mate_cp,
+                    mate_cp,
                     not_analysed,
                     build_cache,
-                    fingerprints,
                     row_keys,
                 )
+            if complete:  # their positions, from their rows
+                done = {r["position"] for r in rows if r["game_id"] in complete}
+                new = {p.position for ps in to_analyse.values() for p in ps}
+                stats.positions, stats.reused = len(done | new), len(done - new)
+            _echo_analysis(echo, spec, stats)
             gc.freeze()
     elif analyse_only:
         echo("No games to analyse.")
@@ -548,15 +542,21 @@ def _prepare(
         previous_slugs,
         MoveStore(build_cache.directory / "moves", settings.build.partitions),
         row_keys,
-        GameStore(
-            build_cache.directory,
-            {gid: ply_key(fingerprints[gid], start) for gid, start in keys_from.items()},
-            row_keys,
-        ),
+        GameStore(build_cache.directory, ply_keys, row_keys, plies_of_game),
     )
     site.cache.fingerprints = fingerprints
     clock.lap("moves")
     return site
+
+
+def _echo_analysis(echo: Echo, spec: AnalysisSpec, stats: BuildStats) -> None:
+    echo(
+        f"Analysis ({spec.describe()}): {stats.positions} positions needed, "
+        f"{stats.reused} reused from the last build, "
+        f"{stats.cache_hits} from the evaluation cache, {stats.analysed} analysed"
+        + (f", {len(stats.failed)} failed" if stats.failed else "")
+        + "."
+    )
 
 
 def failed_positions_report(
@@ -568,7 +568,7 @@ def failed_positions_report(
     reasons = dict(failed)
     out = []
     for game in games:
-        for p in plies[game.game_id]:
+        for p in plies.get(game.game_id, ()):  # complete games have no failed position
             if p.position in reasons:
                 move = f"{p.move_number}{'.' if p.white else '...'} {p.san}"
                 out.append(
