@@ -188,6 +188,19 @@ def test_nelder_mead_recovers_known_ponderation(truth: tuple[float, float]) -> N
     assert not fit.at_bound
 
 
+def test_nelder_mead_ranks_by_the_rho_of_p_at_exactly() -> None:
+    """The fit counts the moves of conformance 0 once (bin 0 whatever k1, k2); its ρ at the
+    start is p_at's, to the bit, also with moves of games without a result."""
+    raw, e_best, ids, white, results = _simulated_games(2, 0.9, -2.5, n=200)
+    del results["g0007"]  # a game without a result: its moves are left out
+    index = c.move_index(ids, white, results)
+    for start in ((0.75, -3.3), (1.44, -3.53)):
+        fit = c.fit_ponderation_at(index, raw, e_best, 0.3, start, max_evals=1)
+        assert fit is not None
+        p, r = c.p_at(index, c.bin_of(c.ponderate(raw, e_best, *start)), 3)
+        assert fit.start_rho == c.pearson(p, r)
+
+
 def test_conformance_match_score_is_symmetric_and_drops_alpha() -> None:
     assert c.match_score_conformance(0.7, 0.7, 3.64) == 0.5
     s = c.match_score_conformance(0.75, 0.70, 3.64)

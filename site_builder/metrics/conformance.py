@@ -320,9 +320,24 @@ def fit_ponderation_at(
     if not 0 <= col <= MAX_BIN:
         raise ValueError(f"x must lie in 0…{MAX_BIN / 10} pawns, got {x}")
 
+    # p_at's counts, with what no (k1, k2) changes counted once: the moves per game and side,
+    # and the moves of conformance 0 (bin 0 whatever the ponderation).
+    known = index.rows >= 0
+    side_row = index.rows[known] * 2 + index.side[known]
+    size = len(index.ids) * 2
+    totals = np.bincount(side_row, minlength=size).astype(float).reshape(-1, 2)
+    ok = (totals > 0).all(axis=1)
+    raw, e_best = np.asarray(raw)[known], np.asarray(e_best)[known]
+    moved = ~(raw == 0)
+    at_zero = np.bincount(side_row[~moved], minlength=size)
+    raw, e_best, side_row = raw[moved], e_best[moved], side_row[moved]
+
     def rho_at(k1: float, k2: float) -> float:
-        p, result = p_at(index, bin_of(ponderate(raw, e_best, k1, k2)), col)
-        return pearson(p, result)
+        """Pearson ρ of p(x) with the result (:func:`p_at`'s numbers)."""
+        within = bin_of(ponderate(raw, e_best, k1, k2)) <= col
+        upto = at_zero + np.bincount(side_row[within], minlength=size)
+        shares = upto.astype(float).reshape(-1, 2)[ok] / totals[ok]
+        return pearson(shares[:, 0] - shares[:, 1], index.result[ok])
 
     start_rho = rho_at(*start)
     if math.isnan(start_rho):
