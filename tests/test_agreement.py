@@ -8,6 +8,7 @@ import dataclasses
 import io
 import json
 import math
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +20,8 @@ from site_builder.families import agreement as agreement_family
 from site_builder.metrics import agreement
 from site_builder.render import agreement_pages
 from site_builder.render.writer import render_pages
+from tests.conftest import requires_engine
+from tests.test_quality import store_of
 
 
 def _site(results: dict[str, Any], **inputs: Any) -> SimpleNamespace:
@@ -47,7 +50,8 @@ def _moves(games: list[tuple[str, float, int | None]], time_class: str = "classi
     """An analysed-moves frame with three moves per (player, months, Elo tag) game."""
     rows = [
         {
-            "game_id": f"g{i}",
+            "game_id": f"g{i}" if time_class == "classical" else f"{time_class}{i}",
+            "ply": 17 + 2 * k,
             "player": player,
             "months": months,
             "player_elo": elo,
@@ -77,7 +81,7 @@ def test_window_mean_elo_takes_the_tagged_games_of_each_players_window() -> None
     assert agreement.window_mean_elo(games.iloc[:0], 24) == {}
 
 
-def test_fide_elo_has_one_source_for_every_player() -> None:
+def test_fide_elo_has_one_source_for_every_player(tmp_path: Path) -> None:
     """Audit of issue 6: the FIDE Elo was the quality list's mean Elo, overwritten by the IPR
     list's, and players rated only by the Bayesian skill had none."""
     now = 2024 * 12.0
@@ -126,7 +130,7 @@ def test_fide_elo_has_one_source_for_every_player() -> None:
         results={"quality": quality, "intrinsic": intrinsic, "bayesian": bayesian},
         player_path=lambda p: f"players/{p}.html",
         settings=Settings(),
-        moves=moves,
+        partitions=store_of(moves, tmp_path),
     )
     res = agreement_family.compute(site)  # type: ignore[arg-type]
     rows = {r["player"]: r for r in res.rows}
@@ -162,7 +166,9 @@ def test_agreement_downloads_have_documented_columns(tmp_path) -> None:  # type:
         },
         player_path=lambda p: f"players/{p}.html",
         settings=Settings(),
-        moves=_moves([("A", 24000.0, 2700), ("B", 24000.0, 2650), ("C", 24000.0, 2680)]),
+        partitions=store_of(
+            _moves([("A", 24000.0, 2700), ("B", 24000.0, 2650), ("C", 24000.0, 2680)]), tmp_path
+        ),
     )
     site.state.results["agreement"] = agreement_family.compute(site)  # type: ignore[arg-type]
     pages = agreement_pages.pages(site)  # type: ignore[arg-type]
@@ -187,7 +193,7 @@ def test_agreement_downloads_have_documented_columns(tmp_path) -> None:  # type:
     assert json.loads(out["data/agreement.json"])[0]["fide"] == 2700.0
 
 
-def test_compute_degrades_without_results_family() -> None:
+def test_compute_degrades_without_results_family(tmp_path: Path) -> None:
     quality = SimpleNamespace(
         historical=pd.DataFrame(
             {
@@ -216,8 +222,9 @@ def test_compute_degrades_without_results_family() -> None:
         results={"quality": quality, "intrinsic": intrinsic, "bayesian": None},
         player_path=lambda p: f"players/{p}.html",
         settings=Settings(),
-        moves=_moves(
-            [("A", 2020 * 12.0, 2700), ("B", 2020 * 12.0, 2600), ("C", 2020 * 12.0, 2500)]
+        partitions=store_of(
+            _moves([("A", 2020 * 12.0, 2700), ("B", 2020 * 12.0, 2600), ("C", 2020 * 12.0, 2500)]),
+            tmp_path,
         ),
     )
     res = agreement_family.compute(site)  # type: ignore[arg-type]
@@ -227,3 +234,17 @@ def test_compute_degrades_without_results_family() -> None:
     assert pair.rho == pytest.approx(1.0) and pair.n == 3
     row = next(r for r in res.rows if r["player"] == "B")
     assert row["ipr_rank"] == 3 and row["ipr_lo"] == 2400.0
+
+
+@requires_engine
+def test_fide_elo_over_partitions_is_that_of_the_whole_table(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    cols = ["game_id", "player", "months", "player_elo"]
+    games = moves.loc[moves["time_class"] == "classical", cols].drop_duplicates(cols[:2])
+    want = agreement.window_mean_elo(games, small_site.settings.quality.window_months)
+    assert len(want) >= 30
+    got = agreement_family.fide_elo(small_site)
+    assert got == want and list(got) == sorted(want)
+    # the same in two worker processes over other partitions
+    two = store_of(moves, tmp_path, parts=5, workers=2)
+    assert agreement_family.fide_elo(dataclasses.replace(small_site, partitions=two)) == want

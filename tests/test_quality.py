@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from site_builder.config import QualitySection
-from site_builder.metrics import quality
+from site_builder.analysis.stage import write_store
+from site_builder.config import QualitySection, Settings
+from site_builder.families.quality import compute
+from site_builder.memo import Memo
+from site_builder.metrics import intrinsic, quality
+from site_builder.partitions import Partitions
+from site_builder.store import LIST_COLUMNS, SCHEMA, MoveStore
+from tests.conftest import requires_engine
 
 
 def test_worked_example() -> None:
@@ -131,3 +141,127 @@ def test_fide_performance_table() -> None:
     # 3 of 4 against an average of 2600: 2600 + dp(0.75) = 2793
     assert performance([2550, 2650, 2600, 2600], 3.0) == 2793
     assert performance([], 1.0) is None
+
+
+def store_of(moves: pd.DataFrame, folder: Path, parts: int = 4, workers: int = 1) -> Partitions:
+    """The move store of ``moves`` (columns they lack filled with a neutral value) in
+    ``folder``, in ``parts`` partitions by player, as a build writes it."""
+    full = moves.copy()
+    for col in SCHEMA:
+        if col.name in full:
+            continue
+        if col.name in LIST_COLUMNS:
+            full[col.name] = [[] for _ in range(len(full))]
+        elif pa.types.is_string(col.type):
+            full[col.name] = ""
+        elif pa.types.is_boolean(col.type):
+            full[col.name] = False
+        elif pa.types.is_floating(col.type):
+            full[col.name] = 0.0
+        else:
+            full[col.name] = pd.array([None] * len(full), dtype="Int64")
+    full = full.sort_values(["game_id", "ply"], kind="stable").reset_index(drop=True)
+    store = MoveStore(folder / "moves", parts)
+    write_store(store, full, {gid: gid for gid in full["game_id"].unique()})
+    return Partitions(store, Memo(), workers)
+
+
+def _games(seed: int = 7) -> pd.DataFrame:
+    """Classical and blitz games of eight players over three years, both sides' moves, some
+    with a negative raw delta (search noise), some with no Elo tag and some undated."""
+    rng = np.random.default_rng(seed)
+    names = ["A", "B", "C", "D", "E"]
+    rows = []
+    games = [
+        (*rng.choice(names, 2, replace=False), "blitz" if i % 5 == 0 else "classical", i % 11)
+        for i in range(60)
+    ]
+    # F: one game (below the list's minimum); G: one undated game; H: blitz only
+    games += [("F", "A", "classical", 1), ("B", "G", "classical", 0), ("H", "C", "blitz", 1)]
+    for i, (white, black, time_class, dated) in enumerate(games):
+        months = float(2021 * 12 + rng.integers(0, 36)) if dated else float("nan")
+        elos = {white: 2500 + 10 * i if i % 4 else None, black: 2600 - 5 * i}
+        for ply in range(1, 2 * int(rng.integers(14, 30))):
+            player, opponent = (white, black) if ply % 2 else (black, white)
+            e_best = int(rng.integers(-400, 400))
+            raw = int(rng.integers(-30, 350))
+            rows.append(
+                {
+                    "game_id": f"g{i:03d}",
+                    "ply": ply,
+                    "move_number": (ply + 1) // 2,
+                    "white": ply % 2 == 1,
+                    "player": str(player),
+                    "opponent": str(opponent),
+                    "player_elo": elos[player],
+                    "opponent_elo": elos[opponent],
+                    "year": None if math.isnan(months) else int(months // 12),
+                    "months": months,
+                    "time_class": time_class,
+                    "e_best": e_best,
+                    "e_played": e_best - max(raw, 0),
+                    "delta": max(raw, 0),
+                    "raw_delta": raw,
+                    "is_best": raw <= 0,
+                }
+            )
+    frame = pd.DataFrame(rows)
+    for col in ("player_elo", "opponent_elo", "year"):
+        frame[col] = frame[col].astype("Int64")
+    return frame
+
+
+def _whole_table(moves: pd.DataFrame, cfg: QualitySection, as_of: float | None):  # type: ignore[no-untyped-def]
+    """The family's numbers from the whole move table at once (as before the move store)."""
+    games = quality.game_quality(moves[moves["time_class"] == "classical"], cfg)
+    at = intrinsic.group_positions(games, "player").values()
+    lists = [
+        quality.sort_index(
+            quality.frame_of_parts(
+                [quality.player_rows(games.iloc[a], cfg, end) for a in at], quality.PLAYER_COLUMNS
+            )
+        )
+        for end in (as_of, None)
+    ]
+    return games, *lists, int((moves["raw_delta"] < 0).sum())
+
+
+# G's only game is undated: player_rows takes the latest of no months (NaN, "n/a").
+@pytest.mark.filterwarnings("ignore:All-NaN slice encountered:RuntimeWarning")
+def test_family_over_partitions_is_the_index_of_the_whole_table(tmp_path: Path) -> None:
+    moves = _games()
+    settings = dataclasses.replace(Settings(), quality=QualitySection(min_games=3))
+    as_of = 2023 * 12 + 6.0
+    games, current, historical, negative = _whole_table(moves, settings.quality, as_of)
+    blitz = moves["time_class"] == "blitz"
+    assert (moves.loc[blitz, "raw_delta"] < 0).any() and (moves.loc[~blitz, "raw_delta"] < 0).any()
+    assert historical["status"].eq("").sum() >= 3
+    assert set(historical.loc[historical["status"] != "", "player"]) == {"F", "G"}
+    for parts, workers in ((1, 1), (4, 2), (7, 1)):
+        site = SimpleNamespace(
+            settings=settings,
+            as_of_months=as_of,
+            spec=None,
+            partitions=store_of(moves, tmp_path / str(parts), parts, workers),
+        )
+        res = compute(site)  # type: ignore[arg-type]
+        pd.testing.assert_frame_equal(res.games, games)
+        pd.testing.assert_frame_equal(res.current, current)
+        pd.testing.assert_frame_equal(res.historical, historical)
+        # search noise is counted in every time class
+        assert res.negative_deltas == negative
+        assert res.fit is not None and res.fit.n == historical["status"].eq("").sum()
+
+
+@requires_engine
+def test_family_on_the_real_store_is_the_index_of_the_whole_table(small_site) -> None:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    assert small_site.partitions is not None and len(small_site.partitions.parts()) > 10
+    games, current, historical, negative = _whole_table(
+        moves, small_site.settings.quality, small_site.as_of_months
+    )
+    res = compute(small_site)
+    pd.testing.assert_frame_equal(res.games, games)
+    pd.testing.assert_frame_equal(res.current, current)
+    pd.testing.assert_frame_equal(res.historical, historical)
+    assert res.negative_deltas == negative == small_site.state.facts["negative_deltas"]

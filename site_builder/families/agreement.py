@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from site_builder.frames import records
 from site_builder.metrics import agreement
 from site_builder.metrics.agreement import Correlation
@@ -52,15 +54,30 @@ def _num(v: Any) -> float | None:
 Intervals = dict[tuple[str, str], tuple[float | None, float | None]]
 
 
+#: The move-table columns :func:`partition_fide_elo` reads.
+FIDE_COLUMNS = ("game_id", "player", "months", "player_elo")
+
+
+def partition_fide_elo(rows: pd.DataFrame, window_months: int) -> dict[str, float]:
+    """:func:`fide_elo` of one partition's movers (``rows``: their classical moves)."""
+    if rows.empty:
+        return {}
+    games = rows.loc[:, list(FIDE_COLUMNS)].drop_duplicates(list(FIDE_COLUMNS[:2]))
+    return agreement.window_mean_elo(games, window_months)
+
+
 def fide_elo(site: SiteData) -> dict[str, float]:
     """Every player's FIDE Elo for the comparison, from the one source the module docstring
-    names (the page's legend states it: ``fide_source``)."""
-    moves = site.moves
-    if moves is None or moves.empty:
-        return {}
-    cols = ["game_id", "player", "months", "player_elo"]
-    games = moves.loc[moves["time_class"] == "classical", cols].drop_duplicates(cols[:2])
-    return agreement.window_mean_elo(games, site.settings.quality.window_months)
+    names (the page's legend states it: ``fide_source``); per partition of the move store
+    (a player's window needs only their own games)."""
+    if site.partitions is None:
+        raise RuntimeError("the agreement family reads the move store: site.partitions is None")
+    window = site.settings.quality.window_months
+    parts = site.partitions.map(
+        partition_fide_elo, window, columns=FIDE_COLUMNS, time_class="classical"
+    )
+    found = {player: elo for part in parts for player, elo in part.items()}
+    return {player: found[player] for player in sorted(found)}
 
 
 def _collect(site: SiteData) -> tuple[dict[str, dict[str, float]], Intervals, dict[str, str]]:

@@ -1,19 +1,43 @@
 """The play quality index family: each (game, player)'s quality q from the classical moves,
 the players' current and all-time index lists over their window of games, and the fit of the
 index against Elo (``[quality]`` settings; the numbers come from ``metrics.quality``).
+
+The per-game rows and the players' index rows are computed per partition of the move store
+(:func:`partition_quality`, a partition holds whole players); the lists, their order and the
+fit are made from those rows.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
 import pandas as pd
 
+from site_builder.config import QualitySection
 from site_builder.metrics import intrinsic, quality
 from site_builder.sitedata import SiteData
+
+#: The move-table columns the family reads (every time class: the negative-delta count).
+COLUMNS = (
+    "game_id",
+    "player",
+    "white",
+    "player_elo",
+    "opponent",
+    "opponent_elo",
+    "year",
+    "months",
+    "time_class",
+    "move_number",
+    "e_best",
+    "e_played",
+    "delta",
+    "raw_delta",
+    "is_best",
+)
+
+#: One player's current-list rows and all-time rows (none or one each).
+PlayerRows = tuple[list[dict[str, object]], list[dict[str, object]]]
 
 
 @dataclass
@@ -25,41 +49,49 @@ class QualityResult:
     negative_deltas: int
 
 
-def _player(
-    games: pd.DataFrame, at: np.ndarray[Any, Any], site: SiteData
-) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """One player's current-list rows and all-time rows, from their game rows (at ``at``)."""
-    cfg = site.settings.quality
-    games = games.iloc[at]
-    return (
-        quality.player_rows(games, cfg, site.as_of_months),
-        quality.player_rows(games, cfg, None),
-    )
+@dataclass(frozen=True)
+class PartitionQuality:
+    """What one partition gives: its players' per-game rows, index rows and search noise."""
+
+    games: pd.DataFrame  #: :func:`quality.game_quality` of the partition's classical moves
+    players: dict[str, PlayerRows]  #: player → their rows, by name
+    negative_deltas: int  #: moves of any time class with a negative raw delta
+
+
+def partition_quality(
+    rows: pd.DataFrame, cfg: QualitySection, as_of_months: float | None
+) -> PartitionQuality:
+    """The quality of one partition's movers (``rows``: their moves of every time class)."""
+    negative = int((rows["raw_delta"] < 0).sum()) if len(rows) else 0
+    classical = rows[rows["time_class"] == "classical"]
+    games = quality.game_quality(classical, cfg)
+    players = {
+        str(name): (
+            quality.player_rows(games.iloc[at], cfg, as_of_months),
+            quality.player_rows(games.iloc[at], cfg, None),
+        )
+        for name, at in intrinsic.group_positions(games, "player").items()
+    }
+    return PartitionQuality(games, players, negative)
 
 
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
-    moves = site.classical_moves
-    # The per-game table for the changed games only, the player indexes per player, so that
-    # a rebuild recomputes only the players whose games changed.
-    key = site.settings.digest("quality")
-    games = site.cache.per_game_rows(
-        "quality",
-        key,
-        moves,
-        functools.partial(quality.game_quality, cfg=cfg),
-        quality.GAME_ORDER,
-    )
-    parts = site.cache.per_players(
-        "quality",
-        key,
-        {
-            str(name): functools.partial(_player, games, at, site)
-            for name, at in intrinsic.group_positions(games, "player").items()
-        },
-    )
+    if site.partitions is None:
+        raise RuntimeError("the quality family reads the move store: site.partitions is None")
+    parts = site.partitions.map(partition_quality, cfg, site.as_of_months, columns=COLUMNS)
+    frames = [p.games for p in parts if len(p.games)]
+    if frames:
+        games = (
+            pd.concat(frames, ignore_index=True)
+            .sort_values(quality.GAME_ORDER, kind="stable")
+            .reset_index(drop=True)
+        )
+    else:
+        games = pd.DataFrame(columns=quality.GAME_COLUMNS)
+    rows = {name: found for p in parts for name, found in p.players.items()}
     current, historical = (
-        quality.frame_of_parts([p[i] for p in parts.values()], quality.PLAYER_COLUMNS)
+        quality.frame_of_parts([rows[n][i] for n in sorted(rows)], quality.PLAYER_COLUMNS)
         for i in range(2)
     )
     current = quality.sort_index(current)
@@ -70,5 +102,5 @@ def compute(site: SiteData) -> QualityResult:
             frame["match_rate"] = float("nan")
     listed = historical[historical["status"] == ""]
     fit = quality.quality_vs_elo(listed["index"].tolist(), listed["mean_elo"].tolist())
-    negative = int((site.moves["raw_delta"] < 0).sum()) if not site.moves.empty else 0
+    negative = sum(p.negative_deltas for p in parts)
     return QualityResult(games, current, historical, fit, negative)
