@@ -354,7 +354,12 @@ def compute(site: SiteData) -> ConformanceResult:
     q = {k: conformance.cumulative_share(conformance.forget(c)) for k, c in counts.items()}
     r_cum = {k: conformance.cumulative_share(c) for k, c in counts.items()}
 
+    players = [p.players for p in parts]
+    complexity_rows = sorted(
+        (r for p in parts for r in p.complexity), key=lambda r: str(r["player"])
+    )
     pool = _pool(parts)
+    del parts  # the moves are in the pool now
     results = _results(site)
     index = _move_index(pool, results)
     shares = {k: conformance.shares_from_bins(index, pool.bins[:, i]) for i, k in enumerate(KINDS)}
@@ -400,7 +405,7 @@ def compute(site: SiteData) -> ConformanceResult:
             )
         )
 
-    models = headtohead.assemble([p.players for p in parts], q[cfg.predictor_kind], fit, cfg)
+    models = headtohead.assemble(players, q[cfg.predictor_kind], fit, cfg)
     h2h = headtohead.head_to_head(models)
     best = headtohead.best_years(h2h)
     best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
@@ -420,7 +425,7 @@ def compute(site: SiteData) -> ConformanceResult:
     # and the title-match rows only; they are not kept with the result.
     models.spectra.clear()
 
-    comp = _complexity(parts, pool, cfg, champions)
+    comp = _complexity(complexity_rows, pool, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)
     return ConformanceResult(
         cfg,
@@ -446,7 +451,7 @@ def compute(site: SiteData) -> ConformanceResult:
 
 
 def _complexity(
-    parts: list[PartitionShare],
+    players: list[dict[str, object]],
     pool: _Pooled,
     cfg: ConformanceSection,
     champions: set[str],
@@ -464,7 +469,7 @@ def _complexity(
             "delta": pool.raw,
         }
     )
-    rows = sorted((r for p in parts for r in p.complexity), key=lambda r: str(r["player"]))
+    rows = list(players)
     groups: dict[str, np.ndarray] = {}
     if champions:
         title = np.array([m in champions for m in pool.movers.tolist()], dtype=bool)[pool.mover]
