@@ -14,6 +14,7 @@ from site_builder.analysis.spec import AnalysisSpec
 from site_builder.config import Settings
 from site_builder.memo import Memo
 from site_builder.metrics.elo_fill import PlayerElo
+from site_builder.metrics.moves import move_table
 from site_builder.model import GameRecord, PgnDate, Problem
 from site_builder.partitions import Partitions
 from site_builder.render.writer import Page, PageSet
@@ -55,8 +56,6 @@ class SiteData:
     spec: AnalysisSpec | None
     #: Each game's plies and move rows, read one game at a time (None without a build cache)
     game_store: GameStore | None
-    #: One row per analysed move (see metrics.moves.COLUMNS).
-    moves: pd.DataFrame
     #: game_ids whose moves were analysed
     analysed: set[str]
     #: game_id → why it was not analysed ("" when analysed)
@@ -91,6 +90,15 @@ class SiteData:
     def settings_digest(self) -> str:
         """Digest of every settings section (taken once)."""
         return self.settings.digest()
+
+    @functools.cached_property
+    def moves(self) -> pd.DataFrame:
+        """The whole move table (see metrics.moves.COLUMNS), read from the store: for small
+        sites, tests and tools. The families read it a partition at a time
+        (:attr:`partitions`), so a build never holds it whole."""
+        if self.partitions is None:
+            return move_table([])
+        return self.partitions.store.table()
 
     @functools.cached_property
     def classical_moves(self) -> pd.DataFrame:

@@ -14,6 +14,7 @@ from any machine of a Dask cluster that sees the folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -109,6 +110,14 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
     return pd.DataFrame(data, columns=table.column_names)
 
 
+def store_digest(table: pa.Table) -> str:
+    """sha256 of an Arrow table's content (its IPC stream)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+
 def _nullable(t: pa.DataType) -> Any:
     return pd.Int64Dtype() if pa.types.is_integer(t) else None
 
@@ -176,6 +185,18 @@ class MoveStore:
     def parts(self) -> list[int]:
         """The non-empty partitions, in order."""
         return sorted(self.keys)
+
+    def table(self) -> pd.DataFrame:
+        """Every partition's rows as one move table, in move-table order (game_id, ply): for
+        small sites and tests only; a build reads a partition at a time."""
+        from site_builder.metrics.moves import move_table
+
+        frames = [self.read(p) for p in self.parts()]
+        frames = [f for f in frames if len(f)]
+        if not frames:
+            return move_table([])
+        whole = pd.concat(frames, ignore_index=True)
+        return whole.sort_values(["game_id", "ply"], kind="stable").reset_index(drop=True)
 
     def read(
         self,
@@ -262,3 +283,70 @@ class GameStore:
         if self._cache is not None and self._pid == os.getpid():
             self._cache.close()
         self._cache = None
+
+
+class PartitionWriter:
+    """Move rows of many games into the store's partitions, holding at most ``budget`` rows
+    in memory: when the budget is reached, the buffered rows go to fragment files (in a work
+    folder of its own under the store), and :meth:`finish` makes each partition's file from
+    its fragments, in move-table order."""
+
+    def __init__(self, store: MoveStore, budget: int = 250_000) -> None:
+        self.store = store
+        self.budget = budget
+        self._buffers: dict[int, list[dict[str, Any]]] = {}
+        self._held = 0
+        self._fragments: dict[int, list[Path]] = {}
+        self._work = store.directory / f".fragments-{os.getpid()}"
+
+    def add(self, rows: Sequence[dict[str, Any]]) -> None:
+        """One game's rows (both movers): each to its mover's partition."""
+        n = self.store.partitions
+        for row in rows:
+            self._buffers.setdefault(partition_of(row["player"], n), []).append(row)
+        self._held += len(rows)
+        if self._held >= self.budget:
+            self._spill()
+
+    def _spill(self) -> None:
+        from site_builder.metrics.moves import move_table
+
+        self._work.mkdir(parents=True, exist_ok=True)
+        for part, rows in sorted(self._buffers.items()):
+            found = self._fragments.setdefault(part, [])
+            path = self._work / f"p{part:05d}-{len(found):05d}{_SUFFIX}"
+            pq.write_table(to_arrow(move_table(rows)), path, compression="zstd")
+            found.append(path)
+        self._buffers.clear()
+        self._held = 0
+
+    def parts(self) -> set[int]:
+        """The partitions that received rows."""
+        return set(self._buffers) | set(self._fragments)
+
+    def finish(self, keys: Mapping[int, str]) -> None:
+        """Each partition of ``keys`` that received rows gets its file under its key (in
+        move-table order); the work folder goes."""
+        from site_builder.metrics.moves import move_table
+
+        try:
+            for part in sorted(self.parts() & set(keys)):
+                tables = [pq.read_table(f) for f in self._fragments.get(part, [])]
+                if self._buffers.get(part):
+                    tables.append(to_arrow(move_table(self._buffers[part])))
+                frame = to_frame(pa.concat_tables(tables))
+                frame = frame.sort_values(["game_id", "ply"], kind="stable")
+                self.store.write(part, keys[part], frame.reset_index(drop=True))
+                self._buffers.pop(part, None)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Drop what is held and the work folder (made and filled only by this writer)."""
+        self._buffers.clear()
+        for paths in self._fragments.values():
+            for path in paths:
+                path.unlink(missing_ok=True)
+        self._fragments.clear()
+        with contextlib.suppress(OSError):
+            self._work.rmdir()

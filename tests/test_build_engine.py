@@ -47,11 +47,16 @@ def built(
     pages_first = {
         p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
     }
+    # A second build into another folder: the same caches, so nothing is analysed or read
+    # again (into the same folder, the build sees that nothing changed before reading a game).
+    out2 = root / "output2"
     second = build(
-        content, out, settings, cache_dir=root / "cache", progress=False, echo=lambda s: None
+        content, out2, settings, cache_dir=root / "cache", progress=False, echo=lambda s: None
     )
     pages_second = {
-        p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+        p.relative_to(out2).as_posix(): p.read_bytes()
+        for p in sorted(out2.rglob("*"))
+        if p.is_file()
     }
     return {
         "root": root,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import gc
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -42,7 +42,14 @@ from site_builder.partitions import Partitions
 from site_builder.render.slugs import unique_slugs
 from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
-from site_builder.store import GameStore, MoveStore, partition_of
+from site_builder.store import (
+    GameStore,
+    MoveStore,
+    PartitionWriter,
+    partition_of,
+    store_digest,
+    to_arrow,
+)
 
 if TYPE_CHECKING:
     from site_builder.analysis.dask_backend import DaskPool
@@ -280,18 +287,19 @@ def gather_moves(
     not_analysed: dict[str, str],
     build_cache: BuildCache | None,
     row_keys: Mapping[str, str],
-) -> tuple[list[dict[str, Any]], set[str]]:
-    """Move rows of every fully analysed game (kept in the build cache under
-    ``row_keys``); the others get a reason in ``not_analysed``. ``plies_of(game_id)``: the
-    game's analysed plies, asked for only when its rows are not kept."""
-    rows: list[dict[str, Any]] = []
+    keep: Callable[[list[dict[str, Any]]], None],
+) -> set[str]:
+    """The fully analysed games among ``games``, each one's move rows handed to ``keep``
+    (and kept in the build cache under ``row_keys``); the others get a reason in
+    ``not_analysed``. ``plies_of(game_id)``: the game's analysed plies, asked for only when
+    its rows are not kept."""
     done: set[str] = set()
     for game in games:
         key = row_keys[game.game_id]
         if build_cache is not None:
             cached = build_cache.get(key)
             if cached is not None:
-                rows.extend(cached)
+                keep(cached)
                 done.add(game.game_id)
                 continue
         game_rows = []
@@ -313,13 +321,13 @@ def gather_moves(
             row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
             game_rows.append(row)
         else:
-            rows.extend(game_rows)
+            keep(game_rows)
             done.add(game.game_id)
             if build_cache is not None:
                 build_cache.set(key, game_rows)
             continue
         not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
-    return rows, done
+    return done
 
 
 def rows_key(
@@ -472,7 +480,7 @@ def _prepare(
     clock.lap("ingest")
 
     spec: AnalysisSpec | None = None
-    rows: list[dict[str, Any]] = []
+    store = MoveStore(build_cache.directory / "moves", settings.build.partitions)
     row_keys: dict[str, str] = {}
     analysed: set[str] = set()
     to_analyse: dict[str, list[Ply]] = {}
@@ -509,8 +517,10 @@ def _prepare(
                 _echo_analysis(echo, spec, stats)
                 return None
             with collector_paused():
-                rows, analysed = gather_moves(
+                analysed = write_moves(
+                    store,
                     chosen,
+                    complete,
                     lambda gid: to_analyse.get(gid) or plies_of([gid])[gid],
                     spec,
                     cache,
@@ -519,12 +529,11 @@ def _prepare(
                     build_cache,
                     row_keys,
                 )
-            if complete:  # their positions, from their rows
-                done = {r["position"] for r in rows if r["game_id"] in complete}
-                new = {p.position for ps in to_analyse.values() for p in ps}
+            if complete:  # their positions, from the store
+                done = store_positions(store, complete)
+                new = {position_hash(p.position) for ps in to_analyse.values() for p in ps}
                 stats.positions, stats.reused = len(done | new), len(done - new)
             _echo_analysis(echo, spec, stats)
-            gc.freeze()
     elif analyse_only:
         echo("No games to analyse.")
         return None
@@ -534,14 +543,13 @@ def _prepare(
         games,
         result.problems + failed_problems,
         spec,
-        rows,
+        None,
         analysed,
         not_analysed,
         stats,
         AliasTable.load(content_dir / settings.content.aliases),
         previous_slugs,
-        MoveStore(build_cache.directory / "moves", settings.build.partitions),
-        row_keys,
+        store,
         GameStore(build_cache.directory, ply_keys, row_keys, plies_of_game),
     )
     site.cache.fingerprints = fingerprints
@@ -590,17 +598,18 @@ def make_site(
     games: list[GameRecord],
     problems: list[Problem],
     spec: AnalysisSpec | None,
-    rows: list[dict[str, Any]],
+    rows: list[dict[str, Any]] | None,
     analysed: set[str],
     not_analysed: dict[str, str],
     stats: BuildStats,
     aliases: AliasTable | None = None,
     previous_slugs: Mapping[str, str] | None = None,
     store: MoveStore | None = None,
-    row_keys: Mapping[str, str] | None = None,
     game_store: GameStore | None = None,
 ) -> SiteData:
-    """The site's data; ``aliases`` (the alias table) and ``previous_slugs`` (the output's
+    """The site's data, its moves in ``store`` (``rows``: move rows to write there, for a
+    site made from rows in memory; the analysis stage writes the store itself);
+    ``aliases`` (the alias table) and ``previous_slugs`` (the output's
     last build) decide who keeps a shared plain slug, and the alias table suggests alias
     lines for names that normalise alike (see render.slugs)."""
     aliases = aliases or AliasTable({})
@@ -609,19 +618,19 @@ def make_site(
     else:
         dated = [g.date for g in games if g.date.year is not None]
         as_of = max(dated, key=lambda d: d.sort_key) if dated else PgnDate(None)
-    moves = move_table(rows)
     cache = Memo()
-    if store is not None:
-        write_store(store, moves, row_keys or {})
+    if rows is not None and store is not None:  # a site made from rows in memory
+        write_store(store, move_table(rows), {})
+    counts = store_facts(store) if store is not None else {}
     names = {g.white for g in games} | {g.black for g in games}
     events = {event_key(g) for g in games}
     facts = {
         "games": len(games),
         "analysed_games": len(analysed),
-        "analysed_moves": len(moves),
+        "analysed_moves": counts.get("moves", 0),
         "positions": stats.positions,
-        "negative_deltas": int((moves["raw_delta"] < 0).sum()) if len(moves) else 0,
-        "mean_nodes": _mean_nodes(moves),
+        "negative_deltas": counts.get("negative_deltas", 0),
+        "mean_nodes": counts.get("mean_nodes"),
         "failed": len(stats.failed),
         "name_groups": near_duplicates(
             Counter(g.white for g in games) + Counter(g.black for g in games), aliases
@@ -634,7 +643,6 @@ def make_site(
         as_of=as_of,
         spec=spec,
         game_store=game_store,
-        moves=moves,
         analysed=analysed,
         not_analysed=not_analysed,
         player_slugs=unique_slugs(names, aliases.listed, previous_slugs),
@@ -646,9 +654,59 @@ def make_site(
     )
 
 
+def write_moves(
+    store: MoveStore,
+    games: list[GameRecord],
+    complete: set[str],
+    plies_of: Callable[[str], list[Ply]],
+    spec: AnalysisSpec,
+    cache: EvalCache,
+    mate_cp: int,
+    not_analysed: dict[str, str],
+    build_cache: BuildCache,
+    row_keys: Mapping[str, str],
+) -> set[str]:
+    """The move store as of these games: the rows of the games not ``complete`` are made
+    (:func:`gather_moves`), then every partition whose games or rows changed is written
+    again, a partition's rows at a time; the others keep their files. Returns the analysed
+    games."""
+    writer = PartitionWriter(store)
+    try:
+        fresh = [g for g in games if g.game_id not in complete]
+        analysed = complete | gather_moves(
+            fresh, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys, writer.add
+        )
+        n = store.partitions
+        members: dict[int, dict[str, list[str]]] = {}
+        for g in games:
+            if g.game_id in analysed:
+                for part in {partition_of(g.white, n), partition_of(g.black, n)}:
+                    members.setdefault(part, {})[g.game_id] = [row_keys[g.game_id]]
+        keys = {part: store.partition_keys(ids) for part, ids in members.items()}
+        changed = {part: k for part, k in keys.items() if store.current(part) != k}
+        again = [
+            g
+            for g in games
+            if g.game_id in complete
+            and {partition_of(g.white, n), partition_of(g.black, n)} & set(changed)
+        ]
+        gather_moves(
+            again, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys, writer.add
+        )
+        written = writer.parts() & set(changed)  # a partition needs a move to have a file
+        writer.finish(changed)
+    finally:
+        writer.close()
+    kept = sorted(part for part in keys if part in written or part not in changed)
+    for part in kept:
+        store.keys[part] = keys[part]
+    store.commit(kept)
+    return analysed
+
+
 def write_store(store: MoveStore, moves: pd.DataFrame, row_keys: Mapping[str, str]) -> None:
-    """The move table into ``store``'s partitions (by mover); a partition whose games and
-    their rows are unchanged keeps its file."""
+    """A whole move table (a small site's, a test's) into ``store``'s partitions; a partition
+    whose games and rows (``row_keys``) are unchanged keeps its file."""
     parts: list[int] = []
     if not moves.empty:
         part_of = {p: partition_of(p, store.partitions) for p in pd.unique(moves["player"])}
@@ -658,6 +716,8 @@ def write_store(store: MoveStore, moves: pd.DataFrame, row_keys: Mapping[str, st
             rows = moves.iloc[groups[part]]
             ids = pd.unique(rows["game_id"]).tolist()
             key = store.partition_keys({gid: [row_keys.get(gid, "")] for gid in ids})
+            if any(gid not in row_keys for gid in ids):  # no keys: the rows' own digest
+                key = store.partition_keys({key: [table_digest(rows)]})
             if store.current(part) != key:
                 store.write(part, key, rows.reset_index(drop=True))
             else:
@@ -666,8 +726,35 @@ def write_store(store: MoveStore, moves: pd.DataFrame, row_keys: Mapping[str, st
     store.commit(parts)
 
 
-def _mean_nodes(moves: Any) -> float | None:
-    """Mean nodes searched per analysed position (deterministic, unlike seconds)."""
-    if len(moves) == 0:
-        return None
-    return float(moves.drop_duplicates("position")["nodes"].mean())
+def table_digest(rows: pd.DataFrame) -> str:
+    """Digest of move rows' content (their Arrow form)."""
+    return store_digest(to_arrow(rows))
+
+
+def position_hash(position: str) -> int:
+    """A 64-bit hash of a position key (to count distinct positions in little memory)."""
+    return int.from_bytes(hashlib.blake2b(position.encode(), digest_size=8).digest(), "big")
+
+
+def store_positions(store: MoveStore, games: set[str]) -> set[int]:
+    """The distinct positions (:func:`position_hash`) of these games' analysed moves."""
+    out: set[int] = set()
+    for part in store.parts():
+        rows = store.read(part, ["game_id", "position"])
+        out.update(map(position_hash, rows["position"][rows["game_id"].isin(games)]))
+    return out
+
+
+def store_facts(store: MoveStore) -> dict[str, Any]:
+    """The build facts of the analysed moves, read a partition at a time: how many, how many
+    with a negative error, and the mean nodes searched per distinct position."""
+    moves = negative = 0
+    nodes: dict[int, int] = {}
+    for part in store.parts():
+        rows = store.read(part, ["position", "nodes", "raw_delta"])
+        moves += len(rows)
+        negative += int((rows["raw_delta"] < 0).sum())
+        for position, n in zip(rows["position"], rows["nodes"], strict=True):
+            nodes.setdefault(position_hash(position), int(n))
+    mean = sum(nodes.values()) / len(nodes) if nodes else None
+    return {"moves": moves, "negative_deltas": negative, "mean_nodes": mean}
