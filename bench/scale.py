@@ -47,6 +47,8 @@ _YEAR = re.compile(r"^(\d{4})")
 class Run:
     wall: float
     peak_rss: int
+    #: the largest sum of PSS (each shared page counted once across the tree)
+    peak_pss: int = 0
     phases: dict[str, float] = field(default_factory=dict)
     files: int = 0
     size: int = 0
@@ -110,16 +112,21 @@ def make_corpus(root: Path, copies: int, shift_years: int = 0) -> tuple[Path, in
     return content, games
 
 
-def _tree_rss(proc: psutil.Process) -> int:
-    total = 0
+def _tree_memory(proc: psutil.Process) -> tuple[int, int]:
+    """RSS and PSS summed over the process tree. RSS counts a page shared by a forked worker
+    and the build once per process; PSS splits it among them, so its sum is what the tree
+    occupies."""
+    rss = pss = 0
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0
+        return 0, 0
     for p in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            total += p.memory_info().rss
-    return total
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            info = p.memory_full_info()
+            rss += info.rss
+            pss += getattr(info, "pss", info.rss)
+    return rss, pss
 
 
 def timed_build(content: Path, output: Path, cache: Path) -> Run:
@@ -129,9 +136,10 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     watched = psutil.Process(proc.pid)
-    peak = 0
+    peak = peak_pss = 0
     while proc.poll() is None:
-        peak = max(peak, _tree_rss(watched))
+        rss, pss = _tree_memory(watched)
+        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
         time.sleep(0.1)
     wall = time.perf_counter() - start
     printed = proc.stdout.read() if proc.stdout else ""
@@ -144,7 +152,7 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
                 name, secs, _unit = part.rsplit(" ", 2)
                 phases[name] = float(secs)
     files = [p for p in output.rglob("*") if p.is_file()]
-    return Run(wall, peak, phases, len(files), sum(p.stat().st_size for p in files))
+    return Run(wall, peak, peak_pss, phases, len(files), sum(p.stat().st_size for p in files))
 
 
 def _dirs(content: Path, cache: Path) -> list[str]:
@@ -197,7 +205,7 @@ def main() -> dict[str, float]:
     new_analysis = _analyse_new_tournament(base)
     rows = []
     print(
-        f"{'N':>3} {'games':>8} {'cold s':>8} {'ms/game':>8} {'peak GB':>8} "
+        f"{'N':>3} {'games':>8} {'cold s':>8} {'ms/game':>8} {'RSS GB':>8} {'PSS GB':>7} "
         f"{'no-change s':>11} {'GB':>5} {'+tournament s':>13} {'GB':>5} {'files':>8} {'MB':>7}"
     )
     for n in sizes:
@@ -220,7 +228,8 @@ def main() -> dict[str, float]:
         rows.append((n, games, cold, again, added, added_s))
         print(
             f"{n:>3} {games:>8} {cold.wall:>8.1f} {1000 * cold.wall / games:>8.2f} "
-            f"{cold.peak_rss / 1e9:>8.2f} {again.wall:>11.1f} {again.peak_rss / 1e9:>5.2f} "
+            f"{cold.peak_rss / 1e9:>8.2f} {cold.peak_pss / 1e9:>7.2f} "
+            f"{again.wall:>11.1f} {again.peak_rss / 1e9:>5.2f} "
             f"{added_s:>13.1f} {added.peak_rss / 1e9:>5.2f} {cold.files:>8} "
             f"{cold.size / 1e6:>7.0f}",
             flush=True,
@@ -236,6 +245,7 @@ def main() -> dict[str, float]:
     )
     result = {"ms_per_game": 1000 * rows[-1][2].wall / rows[-1][1]}
     result["peak_gb"] = rows[-1][2].peak_rss / 1e9
+    result["peak_pss_gb"] = rows[-1][2].peak_pss / 1e9
     if len(rows) > 1:
         growth = rows[-1][2].peak_rss / rows[-2][2].peak_rss - 1
         result["rss_growth"] = growth
