@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from site_builder.config import QualitySection
-from site_builder.metrics import intrinsic, quality
+from site_builder.metrics import quality
 from site_builder.sitedata import SiteData
 
 #: The move-table columns the family reads (every time class: the negative-delta count).
@@ -65,13 +65,11 @@ def partition_quality(
     negative = int((rows["raw_delta"] < 0).sum()) if len(rows) else 0
     classical = rows[rows["time_class"] == "classical"]
     games = quality.game_quality(classical, cfg)
-    players = {
-        str(name): (
-            quality.player_rows(games.iloc[at], cfg, as_of_months),
-            quality.player_rows(games.iloc[at], cfg, None),
-        )
-        for name, at in intrinsic.group_positions(games, "player").items()
-    }
+    # player_rows makes a row per player with scored games (none for the others).
+    players: dict[str, PlayerRows] = {str(p): ([], []) for p in sorted(set(games["player"]))}
+    for i, end in enumerate((as_of_months, None)):
+        for row in quality.player_rows(games, cfg, end):
+            players[str(row["player"])][i].append(row)
     return PartitionQuality(games, players, negative)
 
 
