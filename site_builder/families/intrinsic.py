@@ -7,12 +7,19 @@ event-player.
 From the classical games' analysed turns that have two or more engine lines (the multi-PV
 analysis), their players' Elo tags and the ``[intrinsic]`` settings. The fitting itself is
 :mod:`site_builder.metrics.intrinsic`; the pages are made in ``render/intrinsic_pages.py``.
+
+Over the move store's partitions (a partition holds whole players): a first pass
+(:func:`partition_turns`) gives each partition's units and its turns in a milepost bucket,
+from which the calibration is fitted on the calibration games' turns, pooled in move-table
+order; a second pass (:func:`partition_ratings`, given the calibration) fits and bootstraps
+the IPR of every player and player-year and gives the units' statistics for the calibrated
+agents, which the events (whose players sit in several partitions) pool.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+import pickle
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from site_builder.config import IntrinsicSection
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
 from site_builder.sitedata import SiteData, event_key
@@ -34,8 +42,8 @@ class IntrinsicResult:
     calibration: Calibration | None
     #: method → milepost → free fit (None: too few turns), for the method comparison
     method_fits: dict[str, dict[int, Fit | None]]
-    #: True when the IPRs were computed (a usable calibration and agent grid); the per-game
-    #: statistics themselves are not kept (tens of MB, memoised by the build cache otherwise)
+    #: True when the IPRs were computed (a usable calibration and agent grid); the per-unit
+    #: statistics themselves are not kept
     rated: bool
     #: one row per player (their last two years), with ipr/ipr_lo/ipr_hi or status
     players: pd.DataFrame
@@ -48,16 +56,201 @@ class IntrinsicResult:
 
 ROW_COLUMNS = ["ipr", "ipr_lo", "ipr_hi", "edge", "turns", "games", "mean_elo", "status"]
 
+#: The move-table columns the turns are made from (:func:`intrinsic.turns_from_moves`), and
+#: ``ply`` to put the calibration's turns back in move-table order.
+TURN_READ = (
+    "game_id",
+    "ply",
+    "move_number",
+    "white",
+    "player",
+    "player_elo",
+    "opponent_elo",
+    "year",
+    "months",
+    "position",
+    "e_best",
+    "e_played",
+    "forced",
+    "repetition",
+    "legal",
+    "line_scores",
+    "played_rank",
+)
+#: What the calibration reads of each of its turns besides the spreads.
+_CAL_COLUMNS = ["game_id", "ply", "player", "player_elo", "opponent_elo"]
+
+
+@dataclass(frozen=True)
+class PartitionTurns:
+    """A partition's turns as the global steps need them."""
+
+    turns: int  #: turns with two or more engine lines
+    width: int  #: columns of its widest turn (the spreads of every turn are padded to the widest)
+    units: pd.DataFrame  #: :func:`intrinsic.unit_frame` of its turns
+    #: Its turns in a milepost bucket (the only ones the calibration reads), their own width,
+    #: and their game, ply, player and Elos.
+    bucket_spreads: intrinsic.Spreads
+    bucket_meta: pd.DataFrame
+
+
+def _turns(rows: pd.DataFrame, cfg: IntrinsicSection) -> tuple[intrinsic.Spreads, pd.DataFrame]:
+    """The partition's turns (spreads, and their meta data with ``ply``)."""
+    if rows.empty:
+        return intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame()
+    sp, meta = intrinsic.turns_from_moves(rows, cfg)
+    sel = intrinsic.select_turns(rows, cfg)
+    return sp, meta.assign(ply=sel["ply"].to_numpy())
+
+
+def _width(sp: intrinsic.Spreads) -> int:
+    return int(sp.valid.sum(axis=1).max()) if len(sp) else 0
+
+
+def _padded(sp: intrinsic.Spreads, width: int) -> intrinsic.Spreads:
+    """``sp`` as wide as ``width`` columns: the padding of a full pass over every turn
+    (δ = ∞, not valid, no move)."""
+    extra = width - sp.delta.shape[1]
+    if extra <= 0:
+        return sp
+    pad = ((0, 0), (0, extra))
+    return intrinsic.Spreads(
+        np.pad(sp.delta, pad, constant_values=math.inf),
+        np.pad(sp.valid, pad, constant_values=False),
+        sp.played,
+        np.pad(sp.counts, pad, constant_values=0.0),
+    )
+
+
+def partition_turns(rows: pd.DataFrame, cfg: IntrinsicSection) -> PartitionTurns:
+    """One partition's turns: their count and width, its units, and the turns in a milepost
+    bucket (``rows``: its movers' classical moves, :data:`TURN_READ`)."""
+    sp, meta = _turns(rows, cfg)
+    if len(sp) == 0:
+        empty = intrinsic.spreads_from_scores([], [], 0.0)
+        return PartitionTurns(0, 0, intrinsic.unit_frame(pd.DataFrame()), empty, pd.DataFrame())
+    mileposts = range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step)
+    which = intrinsic.bucket_of(
+        intrinsic.elo_values(meta["player_elo"]),
+        intrinsic.elo_values(meta["opponent_elo"]),
+        list(mileposts),
+        cfg.milepost_width,
+    )
+    inside = np.flatnonzero(~np.isnan(which))
+    bucket_sp = sp.take(inside)
+    keep = max(_width(bucket_sp), 1)  # the columns past it are padding
+    bucket_sp = intrinsic.Spreads(
+        bucket_sp.delta[:, :keep],
+        bucket_sp.valid[:, :keep],
+        bucket_sp.played,
+        bucket_sp.counts[:, :keep],
+    )
+    return PartitionTurns(
+        len(sp),
+        _width(sp),
+        intrinsic.unit_frame(meta),
+        bucket_sp,
+        meta[_CAL_COLUMNS].iloc[inside].reset_index(drop=True),
+    )
+
+
+@dataclass(frozen=True)
+class PartitionRatings:
+    """A partition's IPRs (of its players' rating windows and player-years) and the unit
+    statistics its players bring to the events they played in."""
+
+    players: dict[str, dict[str, Any]]  #: player → row
+    years: list[dict[str, Any]]  #: one row per player and year, by (player, year)
+    #: The units' statistics for the calibrated agents (only the arrays ``fit`` reads);
+    #: None without a usable calibration.
+    table: UnitTable | None
+
+
+def partition_ratings(
+    rows: pd.DataFrame,
+    cfg: IntrinsicSection,
+    cal: Calibration | None,
+    grid: FloatArray | None,
+    width: int,
+    cal_status: str,
+) -> PartitionRatings:
+    """The IPRs of one partition's players and player-years, with their bootstraps (``rows``:
+    its movers' classical moves, :data:`TURN_READ`; ``width``: the widest turn of all)."""
+    sp, meta = _turns(rows, cfg)
+    if len(sp) == 0:
+        return PartitionRatings({}, [], None)
+    sp = _padded(sp, width)
+    table = None
+    if cal is not None and grid is not None:
+        table = intrinsic.unit_table(sp, meta, cal, grid)
+    units = intrinsic.unit_frame(meta)
+    win = intrinsic.player_windows(units, cfg.window_months)
+    window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
+    players = {}
+    for name, at in intrinsic.group_positions(win, "player").items():
+        row = _ipr_row(table, cal, win.iloc[at], f"player|{name}", cfg, cal_status)
+        row.update(
+            player=str(name), window_from=str(window_from[at[0]]), window_to=str(window_to[at[0]])
+        )
+        players[str(name)] = row
+    dated = units[units["year"].notna()]
+    years = []
+    for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
+        gid = f"year|{name}|{int(str(year))}"
+        row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
+        years.append({**row, "player": str(name), "year": int(str(year))})
+    return PartitionRatings(players, years, _for_fit(table, cal.method) if table and cal else None)
+
+
+def _for_fit(table: UnitTable, fit: str) -> UnitTable:
+    """``table`` with only the per-agent arrays the fit method ``fit`` reads (the others
+    empty) and no index."""
+    none = np.zeros((len(table.keys), 0))
+    return replace(
+        table,
+        ups=table.ups if fit == "percentile" else none,
+        log_p=table.log_p if fit == "ml" else none,
+        p_first=table.p_first if fit == "mm_ad" else none,
+        ad_p=table.ad_p if fit == "mm_ad" else none,
+        index={},
+    )
+
+
+def _units_table(
+    tables: dict[tuple[str, str], tuple[UnitTable, int]], keys: list[Any]
+) -> UnitTable:
+    """The unit table of the units ``keys`` ((game_id, player), any order), gathered from the
+    partitions' tables (``tables``: unit → its table and row), in sorted unit order as one
+    table of every unit orders them."""
+    keys = sorted((str(g), str(p)) for g, p in keys)
+    found = [tables[k] for k in keys]
+    first = found[0][0]
+
+    def rows(name: str) -> FloatArray:
+        return np.stack([getattr(t, name)[i] for t, i in found])
+
+    return UnitTable(
+        first.grid,
+        keys,
+        rows("n"),
+        rows("ups"),
+        rows("log_p"),
+        rows("p_first"),
+        rows("ad_p"),
+        rows("matches"),
+        rows("ad_a"),
+        {k: i for i, k in enumerate(keys)},
+    )
+
 
 def _ipr_row(
     res_table: UnitTable | None,
     cal: Calibration | None,
     units: pd.DataFrame,
     key: str,
-    site: SiteData,
+    cfg: IntrinsicSection,
     cal_status: str,
 ) -> dict[str, Any]:
-    cfg = site.settings.intrinsic
     turns = int(units["turns"].sum())
     games = int(units["game_id"].nunique())
     elos = units["player_elo"].dropna().astype(float)
@@ -116,53 +309,63 @@ def compute_calibration(site: SiteData) -> IntrinsicResult:
 
 def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     cfg = site.settings.intrinsic
+    if site.partitions is None:
+        raise RuntimeError("the intrinsic family reads the move store: site.partitions is None")
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    moves = site.classical_moves
-    # Turns of the changed games only (those of the others are the last build's).
-    sp, meta = (
-        site.cache.per_game_turns(
-            "intrinsic",
-            site.settings.digest("intrinsic"),
-            moves,
-            functools.partial(intrinsic.turns_from_moves, cfg=cfg),
-            math.inf,
-        )
-        if not moves.empty
-        else (intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame())
-    )
+    found = site.partitions.map(partition_turns, cfg, columns=TURN_READ, time_class="classical")
+    turns = sum(p.turns for p in found)
+    width = max((p.width for p in found), default=0)
     seconds["turns"] = time.perf_counter() - clock
     empty = pd.DataFrame()
-    if len(sp) == 0:
+    if turns == 0:
         status = (
             "n/a: no analysed classical turn has two or more engine lines (the intrinsic "
             "model needs a multi-PV analysis)"
         )
         return IntrinsicResult(status, 0, None, {}, False, empty, empty, empty, empty, empty)
     clock = time.perf_counter()
-    in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
-    cal_sp, cal_meta = sp.take(np.flatnonzero(in_set)), meta[in_set].reset_index(drop=True)
+    calibration_ids = site.calibration_game_ids
+    units = _all_units([p.units for p in found])
+    unit_games = units["game_id"].astype(str)
+    cal_games = unit_games[unit_games.isin(calibration_ids)]
     settings_key = site.settings.digest("intrinsic", "analysis")
-    cal_games = site.cache.games_digest(cal_meta["game_id"].astype(str))
-    cal_key = f"{site.cache.code}|{settings_key}|{cal_games}"
+    cal_key = f"{site.cache.code}|{settings_key}|{site.cache.games_digest(cal_games)}"
     part = site.cache.memoised(
-        f"intrinsic-calibration|{cal_key}", lambda: _calibration(cal_sp, cal_meta, site)
+        f"intrinsic-calibration|{cal_key}",
+        lambda: _calibration(
+            *_calibration_turns(found, calibration_ids, width), len(cal_games) > 0, site
+        ),
     )
     seconds["calibration"] = time.perf_counter() - clock
     cal, grid = part.calibration, part.grid
     clock = time.perf_counter()
     use_cal = cal if grid is not None else None
-    units = intrinsic.unit_frame(meta)
     if groups:
-        scope = _GroupScope(site, sp, meta, use_cal, grid, part.status, cal_key)
-        players, years, events, event_players = _group_rows(scope, units)
-        seconds["agent grid"] = scope.grid_seconds
+        # The calibration as the build cache gives it back (a copy of its own): the key of
+        # the partitions' work is a digest of the arguments' pickle, which differs for a
+        # fresh object that shares a string with the settings (cal.method is cfg.fit).
+        agents, agent_elos, status = pickle.loads(pickle.dumps((use_cal, grid, part.status)))
+        rated = site.partitions.map(
+            partition_ratings,
+            cfg,
+            agents,
+            agent_elos,
+            width,
+            status,
+            columns=TURN_READ,
+            time_class="classical",
+        )
+        players, years = _player_rows(site, units, rated, cal_key)
+        seconds["players"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        events, event_players = _event_rows(site, units, rated, use_cal, part.status, cal_key)
+        seconds["events"] = time.perf_counter() - clock
     else:
         players = years = events = event_players = empty
-    seconds["IPR bootstrap"] = time.perf_counter() - clock - seconds.get("agent grid", 0.0)
     return IntrinsicResult(
         "",
-        len(sp),
+        turns,
         cal,
         part.method_fits,
         grid is not None,
@@ -173,6 +376,45 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         part.buckets,
         seconds,
     )
+
+
+def _all_units(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """The partitions' units as :func:`intrinsic.unit_frame` orders every unit: by (game,
+    player), then stably by (player, months, game)."""
+    kept = [f for f in frames if len(f)]
+    if not kept:
+        return intrinsic.unit_frame(pd.DataFrame())
+    return (
+        pd.concat(kept, ignore_index=True)
+        .sort_values(["game_id", "player"], kind="stable")
+        .sort_values(["player", "months", "game_id"], kind="stable")
+        .reset_index(drop=True)
+    )
+
+
+def _calibration_turns(
+    found: list[PartitionTurns], calibration_ids: set[str], width: int
+) -> tuple[intrinsic.Spreads, pd.DataFrame]:
+    """The calibration games' turns in a milepost bucket, in move-table order (game, ply), as
+    wide as the widest turn of all."""
+    parts = []
+    for p in found:
+        if len(p.bucket_meta) == 0:
+            continue
+        keep = p.bucket_meta["game_id"].astype(str).isin(calibration_ids).to_numpy()
+        if keep.any():
+            parts.append((_padded(p.bucket_spreads.take(keep), width), p.bucket_meta[keep]))
+    if not parts:
+        return intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame(columns=_CAL_COLUMNS)
+    meta = pd.concat([m for _, m in parts], ignore_index=True)
+    order = np.lexsort((meta["ply"].to_numpy(), meta["game_id"].astype(str).to_numpy()))
+    sp = intrinsic.Spreads(
+        np.concatenate([s.delta for s, _ in parts]),
+        np.concatenate([s.valid for s, _ in parts]),
+        np.concatenate([s.played for s, _ in parts]),
+        np.concatenate([s.counts for s, _ in parts]),
+    )
+    return sp.take(order), meta.iloc[order].drop(columns="ply").reset_index(drop=True)
 
 
 @dataclass
@@ -187,10 +429,14 @@ class _CalibrationPart:
     buckets: pd.DataFrame
 
 
-def _calibration(sp: intrinsic.Spreads, meta: pd.DataFrame, site: SiteData) -> _CalibrationPart:
+def _calibration(
+    sp: intrinsic.Spreads, meta: pd.DataFrame, has_turns: bool, site: SiteData
+) -> _CalibrationPart:
+    """The calibration from its games' turns in a milepost bucket (``has_turns``: whether
+    the calibration games have any turn at all)."""
     cfg = site.settings.intrinsic
     cal = intrinsic.calibrate(sp, meta, cfg)
-    if len(sp) == 0 and cfg.calibration_games:
+    if not has_turns and cfg.calibration_games:
         cal = replace(
             cal,
             status="n/a: no analysed classical turn is in a file of [intrinsic] calibration_games",
@@ -219,103 +465,56 @@ def _calibration(sp: intrinsic.Spreads, meta: pd.DataFrame, site: SiteData) -> _
 _Positions = dict[str, IntArray]
 
 
-class _GroupScope:
-    """IPRs of groups of units (players, years, events), each reused from the last build
-    while its games, their analysis and the calibration are unchanged. The per-turn
-    statistics of the agent grid are computed once, for the units of the groups that changed."""
-
-    def __init__(
-        self,
-        site: SiteData,
-        sp: intrinsic.Spreads,
-        meta: pd.DataFrame,
-        cal: Calibration | None,
-        grid: FloatArray | None,
-        cal_status: str,
-        cal_key: str,
-    ) -> None:
-        self.site, self.sp, self.meta = site, sp, meta
-        self.cal, self.grid, self.cal_status = cal, grid, cal_status
-        self.cal_key = cal_key
-        self.grid_seconds = 0.0
-        #: kind → (the units, each group's row positions in them, digests, players)
-        self.kinds: dict[str, tuple[pd.DataFrame, _Positions, dict[str, str], dict[str, str]]] = {}
-        self._table: UnitTable | None = None
-
-    def add(
-        self,
-        kind: str,
-        units: pd.DataFrame,
-        groups: _Positions,
-        players: dict[str, str],
-    ) -> None:
-        digests = self.site.cache.units_digests(units, groups, self.cal_key)
-        self.kinds[kind] = (units, groups, digests, players)
-
-    def rows(self) -> dict[str, dict[str, dict[str, Any]]]:
-        """Every added group's row, by kind; one unit table for all that must be computed."""
-        site = self.site
-        wanted = [
-            units.iloc[groups[gid]]
-            for kind, (units, groups, digests, _) in self.kinds.items()
-            for gid in site.cache.missing_groups(f"intrinsic-{kind}", digests)
-        ]
-        out = {}
-        for kind, (units, groups, digests, players) in self.kinds.items():
-
-            def compute(
-                missing: list[str],
-                units: pd.DataFrame = units,
-                groups: _Positions = groups,
-            ) -> dict[str, dict[str, Any]]:
-                table = self._unit_table(wanted)
-                return {
-                    gid: _ipr_row(
-                        table, self.cal, units.iloc[groups[gid]], gid, site, self.cal_status
-                    )
-                    for gid in missing
-                }
-
-            out[kind] = site.cache.memo_groups(f"intrinsic-{kind}", digests, compute, players)
-        return out
-
-    def _unit_table(self, frames: list[pd.DataFrame]) -> UnitTable | None:
-        """The unit table of the units in ``frames`` only (computed once)."""
-        if self.cal is None or self.grid is None or not frames:
-            return None
-        if self._table is None:
-            clock = time.perf_counter()
-            wanted = pd.concat(frames)
-            keys = set(wanted["game_id"].astype(str) + "\x00" + wanted["player"].astype(str))
-            units = self.meta["game_id"].astype(str) + "\x00" + self.meta["player"].astype(str)
-            idx = np.flatnonzero(units.isin(keys).to_numpy())
-            self._table = intrinsic.unit_table(
-                self.sp.take(idx), self.meta.iloc[idx].reset_index(drop=True), self.cal, self.grid
-            )
-            self.grid_seconds += time.perf_counter() - clock
-        return self._table
-
-
-def _group_rows(
-    scope: _GroupScope, units: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """The IPR of every player (rating window), player-year, event and event-player."""
-    site = scope.site
+def _player_rows(
+    site: SiteData, units: pd.DataFrame, rated: list[PartitionRatings], cal_key: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rating list (every player's rating window) and the player-years, from the
+    partitions' rows. The groups whose units changed since the last build are recorded as
+    recomputed (``--explain``)."""
     cfg = site.settings.intrinsic
+    rows = {name: row for p in rated for name, row in p.players.items()}
     win = intrinsic.player_windows(units, cfg.window_months)
-    players = {
+    positions = {
         f"player|{name}": at for name, at in intrinsic.group_positions(win, "player").items()
     }
-    names = {gid: gid.split("|", 1)[1] for gid in players}
-    scope.add("player", win, players, names)
-
+    names = {gid: gid.split("|", 1)[1] for gid in positions}
+    site.cache.memo_groups(
+        "intrinsic-player",
+        site.cache.units_digests(win, positions, cal_key),
+        lambda missing: {gid: rows[names[gid]] for gid in missing},
+        names,
+    )
+    cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
+    player_frame = sort_list(pd.DataFrame([rows[n] for n in sorted(rows)], columns=cols))
+    year_rows = sorted(
+        (row for p in rated for row in p.years), key=lambda r: (r["player"], r["year"])
+    )
     dated = units[units["year"].notna()]
-    years, labels = {}, {}
-    for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
-        gid = f"year|{name}|{int(str(year))}"
-        years[gid], labels[gid] = at, (str(name), int(str(year)))
-    scope.add("year", dated, years, {gid: label[0] for gid, label in labels.items()})
+    years = {
+        f"year|{name}|{int(str(year))}": at
+        for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items()
+    }
+    by_gid = {f"year|{r['player']}|{r['year']}": r for r in year_rows}
+    site.cache.memo_groups(
+        "intrinsic-year",
+        site.cache.units_digests(dated, years, cal_key),
+        lambda missing: {gid: by_gid[gid] for gid in missing},
+        {gid: gid.split("|")[1] for gid in years},
+    )
+    return player_frame, pd.DataFrame(year_rows, columns=["player", "year", *ROW_COLUMNS])
 
+
+def _event_rows(
+    site: SiteData,
+    units: pd.DataFrame,
+    rated: list[PartitionRatings],
+    cal: Calibration | None,
+    cal_status: str,
+    cal_key: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The IPR of every event (its players' turns pooled from their partitions) and
+    event-player, reused from the last build while the group's units are unchanged."""
+    cfg = site.settings.intrinsic
     by_id = site.games_by_id
     keyed = units.assign(event=[event_key(by_id[g]) for g in units["game_id"]])
     events: _Positions = {}
@@ -332,31 +531,33 @@ def _group_rows(
             pid = f"event|{ev}|{who}"
             events[pid] = pr
             pl_meta.append((pid, str(ev), str(who)))
-    scope.add("event", keyed, events, {})
+    tables = {
+        key: (p.table, i)
+        for p in rated
+        if p.table is not None
+        for i, key in enumerate(p.table.keys)
+    }
+    game_ids, players = (
+        keyed["game_id"].astype(str).to_numpy(),
+        keyed["player"].astype(str).to_numpy(),
+    )
 
-    found = scope.rows()
-    rows = []
-    window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
-    for gid, at in players.items():
-        row = dict(found["player"][gid])
-        row.update(
-            player=names[gid],
-            window_from=str(window_from[at[0]]),
-            window_to=str(window_to[at[0]]),
-        )
-        rows.append(row)
-    cols = ["player", *ROW_COLUMNS, "window_from", "window_to"]
-    player_frame = sort_list(pd.DataFrame(rows, columns=cols))
-    year_rows = [
-        {**found["year"][gid], "player": labels[gid][0], "year": labels[gid][1]} for gid in years
-    ]
-    year_frame = pd.DataFrame(year_rows, columns=["player", "year", *ROW_COLUMNS])
-    by_event = found["event"]
+    def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for gid in missing:
+            at = events[gid]
+            table = None
+            if tables:
+                table = _units_table(tables, list(zip(game_ids[at], players[at], strict=True)))
+            out[gid] = _ipr_row(table, cal, keyed.iloc[at], gid, cfg, cal_status)
+        return out
+
+    by_event = site.cache.memo_groups(
+        "intrinsic-event", site.cache.units_digests(keyed, events, cal_key), compute, {}
+    )
     ev_rows = [{**by_event[gid], "event": name, "players": n} for gid, name, n in ev_meta]
     pl_rows = [{**by_event[pid], "event": name, "player": who} for pid, name, who in pl_meta]
     return (
-        player_frame,
-        year_frame,
         pd.DataFrame(ev_rows, columns=["event", "players", *ROW_COLUMNS]),
         pd.DataFrame(pl_rows, columns=["event", "player", *ROW_COLUMNS]),
     )

@@ -1,0 +1,117 @@
+"""The intrinsic family over the move store's partitions: the same numbers however the players
+are split (the calibration's pooled turns, the events' pooled units), and the per-player fits
+reused from the last build while a partition and the calibration are unchanged."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from site_builder.families import intrinsic as family
+from site_builder.metrics import intrinsic as I
+from tests.conftest import requires_engine
+
+pytestmark = [requires_engine]
+
+#: The small site's Elo range (2612–2865) is too narrow to calibrate: its buckets are fitted
+#: and the lines set by hand, as in test_intrinsic_pages.
+LINES = (I.Line(0.1, 0.0002, 4), I.Line(3300.0, -2000.0, 4))
+BANDS = {
+    "milepost_min": 2600,
+    "milepost_max": 2850,
+    "milepost_step": 50,
+    "milepost_width": 40,
+    "min_turns": 200,
+    "bootstrap": 60,
+}
+
+
+@pytest.fixture
+def fixed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = I.calibrate
+
+    def fake(sp, meta, cfg, method=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method)
+        return dataclasses.replace(cal, c_line=LINES[0], elo_line=LINES[1], status="")
+
+    monkeypatch.setattr(I, "calibrate", fake)
+
+
+def _split(small_site, tmp: Path, partitions: int, memo=None):  # type: ignore[no-untyped-def]
+    """The small site with its move table in ``partitions`` partitions."""
+    from site_builder.analysis.stage import write_store
+    from site_builder.memo import Memo
+    from site_builder.partitions import Partitions
+    from site_builder.store import MoveStore
+
+    store = MoveStore(tmp / f"moves-{partitions}", partitions)
+    write_store(store, small_site.moves, {g: g for g in small_site.moves["game_id"].unique()})
+    settings = dataclasses.replace(
+        small_site.settings, intrinsic=dataclasses.replace(small_site.settings.intrinsic, **BANDS)
+    )
+    cache = Memo(store=memo, code="c")
+    if memo is not None:
+        cache.game_keys = {g: g for g in small_site.moves["game_id"].unique()}
+    return dataclasses.replace(
+        small_site,
+        settings=settings,
+        state=dataclasses.replace(small_site.state, results={}),
+        cache=cache,
+        partitions=Partitions(store, cache, 1),
+    )
+
+
+def _frames(res: family.IntrinsicResult) -> dict[str, pd.DataFrame]:
+    return {
+        "players": res.players,
+        "years": res.years,
+        "events": res.events,
+        "event_players": res.event_players,
+        "buckets": res.buckets,
+    }
+
+
+@pytest.mark.usefixtures("fixed_lines")
+def test_the_same_ratings_from_one_partition_or_many(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    one = family.compute(_split(small_site, tmp_path, 1))
+    many_site = _split(small_site, tmp_path, 7)
+    assert len(many_site.partitions.parts()) == 7
+    many = family.compute(many_site)
+    assert one.rated and many.rated
+    rated = one.events[one.events["status"] == ""]
+    assert len(rated) == 3 and (one.players["status"] == "").sum() > 20
+    # Every number to the bit: the calibration pools its turns in move-table order, and
+    # an event pools its players' units from their partitions.
+    assert repr(one.calibration) == repr(many.calibration)  # repr: every float exactly
+    assert repr(one.method_fits) == repr(many.method_fits)
+    for name, frame in _frames(one).items():
+        pd.testing.assert_frame_equal(frame, _frames(many)[name], check_exact=True, obj=name)
+
+
+@pytest.mark.usefixtures("fixed_lines")
+def test_the_fits_are_reused_while_partitions_and_calibration_stay(
+    small_site, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from site_builder.incremental import BuildCache
+
+    with BuildCache(tmp_path / "memo") as memo:
+        site = _split(small_site, tmp_path, 5, memo)
+        first = family.compute(site)
+        ratings = f"{family.__name__}.partition_ratings"
+        assert site.partitions.computed[ratings] == 5
+        again = _split(small_site, tmp_path, 5, memo)
+        second = family.compute(again)
+        assert again.partitions.computed[ratings] == 0  # every partition's fits reused
+        for name, frame in _frames(first).items():
+            pd.testing.assert_frame_equal(frame, _frames(second)[name], check_exact=True)
+        # Another calibration (other settings) fits every partition again.
+        other = _split(small_site, tmp_path, 5, memo)
+        cfg = dataclasses.replace(other.settings.intrinsic, ipr_min_turns=151)
+        other = dataclasses.replace(
+            other, settings=dataclasses.replace(other.settings, intrinsic=cfg)
+        )
+        family.compute(other)
+        assert other.partitions.computed[ratings] == 5
