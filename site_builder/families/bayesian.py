@@ -3,11 +3,15 @@ apparent skill c of every game side, player (over the player's window) and playe
 Elo groups of the calibration games with the line that maps c̄ to Elo, and the seed's Table III
 (c̄ of winners, losers and drawers) per Elo group. From the analysed classical moves (the top
 lines of a multi-PV analysis), the games' results and Elo tags, and the ``[bayesian]`` and
-``[intrinsic]`` settings."""
+``[intrinsic]`` settings.
+
+The move store's partitions (each holds whole players) compute the posteriors of their game
+sides, players and player-years (:func:`skill_of_partition`); the Elo groups pool the turns
+that fall in one from every partition (:func:`grouped_turns_of_partition`), restored to the
+move table's order, and Table III pairs each game side's c̄ with its game's result."""
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,21 +86,73 @@ def _score(game: GameRecord, player: str) -> float | None:
     return s if game.white == player else 1 - s
 
 
+#: Move-table columns the partitions' work reads.
+MOVE_COLUMNS = (
+    "game_id",
+    "ply",
+    "move_number",
+    "white",
+    "player",
+    "player_elo",
+    "opponent_elo",
+    "months",
+    "year",
+    "forced",
+    "repetition",
+    "line_scores",
+    "played_rank",
+    "e_played",
+)
+
+
+@dataclass(frozen=True)
+class GroupedTurns:
+    """Turns that fall in an Elo group (both Elos near a milepost), in move-table order:
+    what the Elo groups pool from every partition."""
+
+    games: list[str]  #: game_ids, sorted
+    game: np.ndarray[Any, Any]  #: each turn's game: its position in ``games``
+    ply: np.ndarray[Any, Any]
+    player_elo: np.ndarray[Any, Any]  #: floats, as intrinsic.elo_values
+    outside: np.ndarray[Any, Any]  #: the played move is outside the top lines
+    group: np.ndarray[Any, Any]  #: the turn's milepost
+    cand: Candidates
+
+    def __len__(self) -> int:
+        return len(self.ply)
+
+    def take(self, index: np.ndarray[Any, Any]) -> GroupedTurns:
+        return GroupedTurns(
+            self.games,
+            self.game[index],
+            self.ply[index],
+            self.player_elo[index],
+            self.outside[index],
+            self.group[index],
+            self.cand.take(index),
+        )
+
+
+@dataclass(frozen=True)
+class PartSkill:
+    """One partition's Bayesian skill: what :func:`skill_of_partition` returns."""
+
+    turns: int
+    width: int  #: the widest turn's candidates
+    multi: bool  #: some turn has two or more candidates
+    sides: list[dict[str, Any]]  #: game sides, score not yet set
+    side_groups: list[float]  #: each side's Elo group (NaN: none), before the calibration set
+    players: list[dict[str, Any]]
+    years: list[dict[str, Any]]
+    #: The games of each player's window ("player|name") and player-year ("year|name|year")
+    games: dict[str, list[str]]
+
+
 def compute(site: SiteData) -> BayesianResult:
     cfg = site.settings.bayesian
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
-    moves = site.classical_moves
-    # Turns of the changed games only (those of the others are the last build's).
-    cand, meta = site.cache.per_game_turns(
-        "bayesian",
-        site.settings.digest("bayesian"),
-        moves,
-        functools.partial(bayesian.turns_from_moves, cfg=cfg),
-        0.0,
-    )
     empty = pd.DataFrame()
-    multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
     spec = site.spec
     if spec is not None and (spec.multipv < 2 or not spec.knows_best_move):
         status = (
@@ -104,38 +160,49 @@ def compute(site: SiteData) -> BayesianResult:
             f"Bayesian skill needs the top {cfg.lines} lines of a multi-PV analysis"
         )
         return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
-    if not multi:
+    if site.partitions is None:
+        raise ValueError("Bayesian skill reads the move store: the site has no partitions")
+    icfg = site.settings.intrinsic
+    mileposts = tuple(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
+    # Every turn's candidates are as wide as the widest turn's (the sums over candidates and
+    # their chunks of turns then run as over the whole table): at most the lines shown.
+    width = min(cfg.lines, spec.multipv if spec is not None else cfg.lines) + 1
+    parts = _skill_of_partitions(site, cfg, width, mileposts)
+    widest = max((p.width for p in parts if p.turns), default=width)
+    if widest != width:  # fewer candidates than the analysis lists on every turn
+        width = widest
+        parts = _skill_of_partitions(site, cfg, width, mileposts)
+    turns = sum(p.turns for p in parts)
+    if not any(p.multi for p in parts):
         status = (
             "n/a: no analysed classical turn has two or more candidate moves (Bayesian skill "
             "needs a multi-PV analysis)"
         )
         return BayesianResult(status, 0, empty, empty, {}, None, status, empty, empty, [])
-    seconds["turns"] = time.perf_counter() - clock
+    seconds["partitions"] = time.perf_counter() - clock
     clock = time.perf_counter()
+    calibration = site.calibration_game_ids
+    sides, side_groups = _sides(parts, site, calibration)
     settings_key = f"{site.cache.code}|{site.settings.digest('bayesian', 'intrinsic', 'analysis')}"
-    index = _TurnIndex(meta)
-    units = intrinsic.unit_frame(meta)
-    sides = _sides(cand, index, meta, site, settings_key)
-    seconds["game sides"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    in_set = meta["game_id"].isin(site.calibration_game_ids).to_numpy()
-    set_key = site.cache.games_digest(meta["game_id"][in_set].astype(str))
-    which = _group_of(meta, in_set, site)
+    in_set = sides["game_id"][sides["game_id"].isin(calibration)]
+    set_key = f"{site.cache.games_digest(in_set.astype(str))}|w{width}"
     groups, curves = site.cache.memoised(
-        f"bayesian-groups|{settings_key}|{set_key}", lambda: _groups(cand, meta, which, site)
+        f"bayesian-groups|{settings_key}|{set_key}",
+        lambda: _groups(_grouped(site, cfg, width, mileposts, calibration), site),
     )
     elo_line, mapping_status = _mapping(groups, site)
     seconds["Elo groups"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    players = _players(cand, index, units, site, settings_key)
-    years = _years(cand, index, units, site, settings_key)
-    seconds["players"] = time.perf_counter() - clock
-    outcomes = _outcomes(sides, which, meta, cfg, groups)
+    _record_changed(site, parts, settings_key)
+    players = _players(parts)
+    years = _years(parts)
+    outcomes = _outcomes(sides, side_groups, cfg, groups)
     for frame in (players, years):
         _map(frame, elo_line)
+    seconds["players"] = time.perf_counter() - clock
     return BayesianResult(
         "",
-        len(cand),
+        turns,
         sides,
         groups,
         curves,
@@ -145,6 +212,84 @@ def compute(site: SiteData) -> BayesianResult:
         years,
         outcomes,
         seconds,
+    )
+
+
+def _skill_of_partitions(
+    site: SiteData, cfg: BayesianSection, width: int, mileposts: tuple[int, ...]
+) -> list[PartSkill]:
+    assert site.partitions is not None
+    return site.partitions.map(
+        skill_of_partition,
+        cfg,
+        width,
+        mileposts,
+        columns=MOVE_COLUMNS,
+        time_class="classical",
+    )
+
+
+def _turns(
+    rows: pd.DataFrame, cfg: BayesianSection, width: int, mileposts: tuple[int, ...]
+) -> tuple[Candidates, pd.DataFrame, int, np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """A partition's turns, their candidates padded to ``width`` (the widest turn of the
+    whole site), the widest of its own, the turns' Elos (floats) and Elo groups."""
+    cand, meta = bayesian.turns_from_moves(rows, cfg, extra=("ply",))
+    natural = int(cand.r.shape[1]) if len(cand) else 0
+    cand = _widen(cand, max(width, natural))
+    pe = intrinsic.elo_values(meta["player_elo"])
+    oe = intrinsic.elo_values(meta["opponent_elo"])
+    group = intrinsic.bucket_of(pe, oe, list(mileposts), cfg.group_width)
+    return cand, meta, natural, pe, group
+
+
+def skill_of_partition(
+    rows: pd.DataFrame, cfg: BayesianSection, width: int, mileposts: tuple[int, ...]
+) -> PartSkill:
+    """A partition's work (its movers' classical moves): the posterior of every game side,
+    player (over the player's window) and player-year."""
+    cand, meta, natural, _, group = _turns(rows, cfg, width, mileposts)
+    multi = bool(len(cand)) and bool((cand.valid.sum(axis=1) >= 2).any())
+    index = _TurnIndex(meta)
+    units = intrinsic.unit_frame(meta)
+    sides, side_groups = _part_sides(cand, index, meta, group, cfg)
+    games: dict[str, list[str]] = {}
+    players = _part_players(cand, index, units, cfg, games)
+    years = _part_years(cand, index, units, cfg, games)
+    return PartSkill(len(cand), natural, multi, sides, side_groups, players, years, games)
+
+
+def grouped_turns_of_partition(
+    rows: pd.DataFrame, cfg: BayesianSection, width: int, mileposts: tuple[int, ...]
+) -> GroupedTurns:
+    """A partition's work for the Elo groups: its turns that fall in one (of every game: the
+    calibration set is chosen after, so a change of it recomputes no partition)."""
+    cand, meta, _, pe, group = _turns(rows, cfg, width, mileposts)
+    at = np.flatnonzero(~np.isnan(group))
+    ids = meta["game_id"].astype(str).to_numpy()[at].tolist()
+    games = sorted(set(ids))
+    position = {gid: i for i, gid in enumerate(games)}
+    return GroupedTurns(
+        games,
+        np.array([position[gid] for gid in ids], dtype=np.int64),
+        meta["ply"].to_numpy(dtype=np.int64)[at],
+        pe[at],
+        meta[bayesian.OUTSIDE].to_numpy(dtype=bool)[at],
+        group[at],
+        cand.take(at),
+    )
+
+
+def _widen(cand: Candidates, width: int) -> Candidates:
+    """The candidates padded to ``width`` (the padding is no candidate: r 0, not valid)."""
+    extra = width - cand.r.shape[1]
+    if extra <= 0:
+        return cand
+    n = len(cand)
+    return Candidates(
+        np.hstack([cand.r, np.zeros((n, extra))]),
+        np.hstack([cand.valid, np.zeros((n, extra), dtype=bool)]),
+        cand.played,
     )
 
 
@@ -178,27 +323,23 @@ class _TurnIndex:
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
-def _sides(
-    cand: Candidates, index: _TurnIndex, meta: pd.DataFrame, site: SiteData, settings_key: str
-) -> pd.DataFrame:
-    """The posterior of every game side (a player's turns in one game), reused per game."""
-    cfg = site.settings.bayesian
-    by_id = site.games_by_id
-    keys = sorted(index.slices)
-    ids = {f"{gid}|{player}": (gid, player) for gid, player in keys}
-    digests = {
-        sid: f"{site.cache.game_keys.get(gid, '')}|{settings_key}" for sid, (gid, _) in ids.items()
-    }
-
-    def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for sid in missing:
-            gid, player = ids[sid]
-            a, b = index.slices[(gid, player)]
-            idx = np.sort(index.order[a:b])
-            p = bayesian.posterior(cand.take(idx), cfg)
-            first = meta.iloc[int(idx[0])]
-            out[sid] = {
+def _part_sides(
+    cand: Candidates,
+    index: _TurnIndex,
+    meta: pd.DataFrame,
+    group: np.ndarray[Any, Any],
+    cfg: BayesianSection,
+) -> tuple[list[dict[str, Any]], list[float]]:
+    """The posterior of every game side (a player's turns in one game) of the partition, in
+    (game, player) order, and the side's Elo group (its first turn in one)."""
+    rows, groups = [], []
+    for gid, player in sorted(index.slices):
+        a, b = index.slices[(gid, player)]
+        idx = np.sort(index.order[a:b])
+        p = bayesian.posterior(cand.take(idx), cfg)
+        first = meta.iloc[int(idx[0])]
+        rows.append(
+            {
                 "game_id": gid,
                 "player": player,
                 "turns": len(idx),
@@ -207,59 +348,69 @@ def _sides(
                 "c_lo": p.lo,
                 "c_hi": p.hi,
                 "edge": p.edge,
-                "score": _score(by_id[gid], player),
+                "score": None,
                 "player_elo": first["player_elo"],
                 "opponent_elo": first["opponent_elo"],
                 "year": first["year"],
             }
-        return out
+        )
+        found = group[idx][~np.isnan(group[idx])]
+        groups.append(float(found[0]) if len(found) else float("nan"))
+    return rows, groups
 
-    found = site.cache.memo_groups("bayesian-side", digests, compute)
-    return pd.DataFrame([found[f"{gid}|{player}"] for gid, player in keys])
+
+def _sides(
+    parts: list[PartSkill], site: SiteData, calibration: set[str]
+) -> tuple[pd.DataFrame, np.ndarray[Any, Any]]:
+    """Every game side with its score, in (game, player) order, and its Elo group among the
+    calibration games (NaN: none)."""
+    by_id = site.games_by_id
+    found = [
+        (side, m) for part in parts for side, m in zip(part.sides, part.side_groups, strict=True)
+    ]
+    found.sort(key=lambda sm: (sm[0]["game_id"], sm[0]["player"]))
+    rows = [{**side, "score": _score(by_id[side["game_id"]], side["player"])} for side, _ in found]
+    groups = np.array(
+        [m if side["game_id"] in calibration else np.nan for side, m in found], dtype=float
+    )
+    return pd.DataFrame(rows), groups
 
 
-def _posterior_rows(
+def _post_rows(
     cand: Candidates,
     index: _TurnIndex,
     units: pd.DataFrame,
-    groups: list[tuple[dict[str, Any], np.ndarray[Any, Any]]],
-    site: SiteData,
-    kind: str,
-    settings_key: str,
+    groups: list[tuple[str, dict[str, Any], np.ndarray[Any, Any]]],
+    cfg: BayesianSection,
+    games: dict[str, list[str]],
 ) -> list[dict[str, Any]]:
-    """Posterior rows of groups of game sides (``units`` rows at the given positions), each
-    reused while its games are unchanged."""
-    cfg = site.settings.bayesian
-    min_turns = cfg.min_turns
-    by_id = {"|".join(str(v) for v in extra.values()): (extra, at) for extra, at in groups}
-    digests = site.cache.units_digests(
-        units, {gid: at for gid, (_, at) in by_id.items()}, settings_key
-    )
-
-    def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for gid in missing:
-            g = units.iloc[by_id[gid][1]]
-            turns = int(g["turns"].sum())
-            if turns < min_turns:
-                out[gid] = _post_row(None, g, f"n/a: {turns} turns; the list needs {min_turns}")
-            else:
-                out[gid] = _post_row(bayesian.posterior(cand.take(index.turns(g)), cfg), g, "")
-        return out
-
-    players = {gid: str(extra["player"]) for gid, (extra, _) in by_id.items()}
-    found = site.cache.memo_groups(f"bayesian-{kind}", digests, compute, players)
-    return [{**extra, **found[gid]} for gid, (extra, _) in by_id.items()]
+    """Posterior rows of groups of game sides (``units`` rows at the given positions); each
+    group's games into ``games``."""
+    out = []
+    for gid, extra, at in groups:
+        g = units.iloc[at]
+        games[gid] = g["game_id"].astype(str).tolist()
+        turns = int(g["turns"].sum())
+        if turns < cfg.min_turns:
+            row = _post_row(None, g, f"n/a: {turns} turns; the list needs {cfg.min_turns}")
+        else:
+            row = _post_row(bayesian.posterior(cand.take(index.turns(g)), cfg), g, "")
+        out.append({**extra, **row})
+    return out
 
 
-def _players(
-    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData, settings_key: str
-) -> pd.DataFrame:
-    cfg = site.settings.bayesian
+def _part_players(
+    cand: Candidates,
+    index: _TurnIndex,
+    units: pd.DataFrame,
+    cfg: BayesianSection,
+    games: dict[str, list[str]],
+) -> list[dict[str, Any]]:
     win = intrinsic.player_windows(units, cfg.window_months)
     window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
     groups = [
         (
+            f"player|{name}",
             {
                 "player": str(name),
                 "window_from": str(window_from[at[0]]),
@@ -269,7 +420,42 @@ def _players(
         )
         for name, at in intrinsic.group_positions(win, "player").items()
     ]
-    rows = _posterior_rows(cand, index, win, groups, site, "player", settings_key)
+    return _post_rows(cand, index, win, groups, cfg, games)
+
+
+def _part_years(
+    cand: Candidates,
+    index: _TurnIndex,
+    units: pd.DataFrame,
+    cfg: BayesianSection,
+    games: dict[str, list[str]],
+) -> list[dict[str, Any]]:
+    dated = units[units["year"].notna()]
+    groups = [
+        (f"year|{name}|{int(str(year))}", {"player": str(name), "year": int(str(year))}, at)
+        for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items()
+    ]
+    return _post_rows(cand, index, dated, groups, cfg, games)
+
+
+def _record_changed(site: SiteData, parts: list[PartSkill], settings_key: str) -> None:
+    """Record the players and player-years whose games changed since the last build (what
+    ``--explain`` and the build's statistics name as recomputed: their partitions were);
+    the numbers themselves are the partitions'."""
+    games = {gid: found for p in parts for gid, found in p.games.items()}
+    for kind in ("player", "year"):
+        ids = sorted(gid for gid in games if gid.startswith(f"{kind}|"))
+        digests = {gid: f"{site.cache.games_digest(games[gid])}|{settings_key}" for gid in ids}
+        site.cache.memo_groups(
+            f"bayesian-{kind}",
+            digests,
+            lambda missing: dict.fromkeys(missing, True),
+            {gid: gid.split("|")[1] for gid in ids},
+        )
+
+
+def _players(parts: list[PartSkill]) -> pd.DataFrame:
+    rows = sorted((r for p in parts for r in p.players), key=lambda r: str(r["player"]))
     frame = pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
     if frame.empty:
         return frame
@@ -281,47 +467,70 @@ def _players(
     )
 
 
-def _years(
-    cand: Candidates, index: _TurnIndex, units: pd.DataFrame, site: SiteData, settings_key: str
-) -> pd.DataFrame:
-    dated = units[units["year"].notna()]
-    groups = [
-        ({"player": str(name), "year": int(str(year))}, at)
-        for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items()
-    ]
-    rows = _posterior_rows(cand, index, dated, groups, site, "year", settings_key)
+def _years(parts: list[PartSkill]) -> pd.DataFrame:
+    rows = sorted(
+        (r for p in parts for r in p.years), key=lambda r: (str(r["player"]), int(r["year"]))
+    )
     return pd.DataFrame(rows, columns=["player", "year", *POST_COLUMNS])
 
 
-def _group_of(
-    meta: pd.DataFrame, in_set: np.ndarray[Any, Any], site: SiteData
-) -> np.ndarray[Any, Any]:
-    """Each turn's Elo group (NaN: none), among the calibration games only."""
-    icfg = site.settings.intrinsic
-    mileposts = list(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
-    pe = intrinsic.elo_values(meta["player_elo"])
-    oe = intrinsic.elo_values(meta["opponent_elo"])
-    width = site.settings.bayesian.group_width
-    return np.where(in_set, intrinsic.bucket_of(pe, oe, mileposts, width), np.nan)
+def _grouped(
+    site: SiteData,
+    cfg: BayesianSection,
+    width: int,
+    mileposts: tuple[int, ...],
+    calibration: set[str],
+) -> GroupedTurns:
+    """The turns of the calibration games that fall in an Elo group, from every partition,
+    in move-table order (game, ply): the order of the turns in one table."""
+    assert site.partitions is not None
+    found = site.partitions.map(
+        grouped_turns_of_partition,
+        cfg,
+        width,
+        mileposts,
+        columns=MOVE_COLUMNS,
+        time_class="classical",
+    )
+    games = sorted({gid for part in found for gid in part.games})
+    position = {gid: i for i, gid in enumerate(games)}
+    in_set = np.array([gid in calibration for gid in games], dtype=bool)
+    game = [np.array([position[g] for g in p.games], dtype=np.int64)[p.game] for p in found]
+    turns = GroupedTurns(
+        games,
+        np.concatenate([np.zeros(0, dtype=np.int64), *game]),
+        np.concatenate([np.zeros(0, dtype=np.int64), *(p.ply for p in found)]),
+        np.concatenate([np.zeros(0), *(p.player_elo for p in found)]),
+        np.concatenate([np.zeros(0, dtype=bool), *(p.outside for p in found)]),
+        np.concatenate([np.zeros(0), *(p.group for p in found)]),
+        Candidates(
+            np.concatenate([np.zeros((0, width)), *(p.cand.r for p in found)]),
+            np.concatenate([np.zeros((0, width), dtype=bool), *(p.cand.valid for p in found)]),
+            np.concatenate([np.zeros(0, dtype=np.int64), *(p.cand.played for p in found)]),
+        ),
+    )
+    chosen = np.flatnonzero(in_set[turns.game]) if len(games) else np.zeros(0, dtype=np.int64)
+    order = chosen[np.lexsort((turns.ply[chosen], turns.game[chosen]))]
+    return turns.take(order)
 
 
 def _groups(
-    cand: Candidates, meta: pd.DataFrame, which: np.ndarray[Any, Any], site: SiteData
+    turns: GroupedTurns, site: SiteData
 ) -> tuple[pd.DataFrame, dict[int, tuple[list[float], list[float]]]]:
-    """The Elo groups of the calibration games (``[intrinsic] calibration_games``)."""
+    """The Elo groups of the calibration games (``[intrinsic] calibration_games``) from
+    their turns in an Elo group."""
     cfg = site.settings.bayesian
     icfg = site.settings.intrinsic
     mileposts = list(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
-    pe = intrinsic.elo_values(meta["player_elo"])
     rows = []
     curves: dict[int, tuple[list[float], list[float]]] = {}
     for m in mileposts:
-        idx = np.flatnonzero(which == m)
+        idx = np.flatnonzero(turns.group == m)
         row: dict[str, Any] = {
             "milepost": m,
-            "games": int(meta["game_id"].iloc[idx].nunique()) if len(idx) else 0,
+            "games": len(np.unique(turns.game[idx])),
             "turns": len(idx),
-            "mean_elo": float(pe[idx].mean()) if len(idx) else float("nan"),
+            "mean_elo": float(turns.player_elo[idx].mean()) if len(idx) else float("nan"),
             "c": float("nan"),
             "sd": float("nan"),
             "c_lo": float("nan"),
@@ -332,11 +541,9 @@ def _groups(
             row["status"] = "n/a: no game in this group"
             row.update(outside=0, c_top=float("nan"), shift=float("nan"))
         else:
-            p = bayesian.posterior(cand.take(idx), cfg, keep_curve=True)
+            p = bayesian.posterior(turns.cand.take(idx), cfg, keep_curve=True)
             row.update(c=p.mean, sd=p.sd, c_lo=p.lo, c_hi=p.hi)
-            top = bayesian.top_shift(
-                cand.take(idx), meta[bayesian.OUTSIDE].to_numpy(dtype=bool)[idx], cfg
-            )
+            top = bayesian.top_shift(turns.cand.take(idx), turns.outside[idx], cfg)
             row.update(outside=top.outside, c_top=top.c_top, shift=top.shift)
             if len(idx) < cfg.group_min_turns:
                 row["status"] = (
@@ -377,22 +584,16 @@ def _map(frame: pd.DataFrame, line: Line | None) -> None:
 
 def _outcomes(
     sides: pd.DataFrame,
-    which: np.ndarray[Any, Any],
-    meta: pd.DataFrame,
+    side_groups: np.ndarray[Any, Any],
     cfg: BayesianSection,
     groups: pd.DataFrame,
 ) -> list[dict[str, Any]]:
     """The seed's Table III per Elo group (as its E2400): the game sides of the group's games
-    with at least ``side_min_turns`` turns."""
+    with at least ``side_min_turns`` turns (``side_groups``: each side's Elo group)."""
     out: list[dict[str, Any]] = []
-    scored = sides[sides["score"].notna()]
+    keyed = sides.assign(m=side_groups)
+    keyed = keyed[keyed["score"].notna()]
     scopes: list[tuple[int, pd.DataFrame]] = []
-    side_group = (
-        pd.DataFrame({"game_id": meta["game_id"], "player": meta["player"], "m": which})
-        .groupby(["game_id", "player"], sort=True)["m"]
-        .first()
-    )
-    keyed = scored.join(side_group, on=["game_id", "player"])
     for m in groups["milepost"]:
         sel = keyed[keyed["m"] == m]
         if len(sel):

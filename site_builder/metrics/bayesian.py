@@ -81,11 +81,15 @@ TURN_COLUMNS = ["game_id", "player", "white", "player_elo", "opponent_elo", "mon
 OUTSIDE = "outside"
 
 
-def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candidates, pd.DataFrame]:
+def turns_from_moves(
+    moves: pd.DataFrame, cfg: BayesianSection, extra: Sequence[str] = ()
+) -> tuple[Candidates, pd.DataFrame]:
     """Turns from full move ``first_move`` on, not forced, not repetitions; candidates are the
-    top ``lines`` lines, plus the played move when it is not among them (column ``outside``)."""
+    top ``lines`` lines, plus the played move when it is not among them (column ``outside``).
+    The turns' rows keep ``TURN_COLUMNS`` and the move columns ``extra`` (e.g. ply)."""
+    columns = [*TURN_COLUMNS, *extra]
     if moves.empty:
-        empty = pd.DataFrame(columns=[*TURN_COLUMNS, OUTSIDE])
+        empty = pd.DataFrame(columns=[*columns, OUTSIDE])
         return candidates_from_scores([], [], cfg.k_pawns), empty
     keep = (
         (moves["move_number"] >= cfg.first_move)
@@ -96,7 +100,7 @@ def turns_from_moves(moves: pd.DataFrame, cfg: BayesianSection) -> tuple[Candida
     sel = moves[keep]
     scores, played = candidate_scores(sel, cfg.lines)
     cand = candidates_from_matrix(scores, played, cfg.k_pawns)
-    meta = sel[TURN_COLUMNS].reset_index(drop=True)
+    meta = sel[columns].reset_index(drop=True)
     shown = np.minimum(sel["line_scores"].map(len).to_numpy(dtype=np.int64), cfg.lines)
     rank = sel["played_rank"].to_numpy(dtype=np.int64)
     meta[OUTSIDE] = ~((rank >= 1) & (rank <= shown))
