@@ -59,27 +59,57 @@ class GarbledValueError(Exception):
 
 
 class _Disk(diskcache.Disk):  # type: ignore[misc]
-    """diskcache's Disk, writing a value's file in one call (its own loop iterates the pickle
-    as a BytesIO, which yields it line by line: a write per b"\\n" byte, 260,000 on a rebuild
-    of the demo), ending the file in a checksum that :meth:`fetch` checks: a garbled file is
-    found, not unpickled into nonsense (a value that is plain bytes unpickles to anything)."""
+    """diskcache's Disk through its documented extension points (``store``, ``fetch``,
+    ``filename``): a value's file is written in one call (diskcache's own writer iterates a
+    pickle as a BytesIO, which yields it line by line: a write per b"\\n" byte, 260,000 on a
+    rebuild of the demo) and ends in a checksum that :meth:`fetch` checks: a garbled file is
+    found, not unpickled into nonsense (a value that is plain bytes unpickles to anything).
+    Values kept in the database itself are stored as diskcache stores them."""
 
-    def _write(self, full_path: str, iterator: Any, mode: str, encoding: str | None = None) -> int:
-        payload: bytes | memoryview
-        if isinstance(iterator, io.BytesIO):
-            payload = iterator.getbuffer()
-        elif isinstance(iterator, io.StringIO):  # a long str (MODE_TEXT): written as UTF-8
-            payload = iterator.getvalue().encode("utf-8")
+    def __init__(self, directory: str, **settings: Any) -> None:
+        super().__init__(directory, **settings)
+        self.folder = Path(directory)
+
+    def store(
+        self, value: Any, read: bool, key: Any = diskcache.UNKNOWN
+    ) -> tuple[int, int, str | None, Any]:
+        kind = type(value)
+        payload: bytes
+        if read:  # a file object: its bytes
+            payload, mode = value.read(), diskcache.core.MODE_BINARY
+        elif kind is str:
+            if len(value) < self.min_file_size:
+                return super().store(value, read, key)  # type: ignore[no-any-return]
+            payload, mode = value.encode("utf-8"), diskcache.core.MODE_TEXT
+        elif kind is bytes:
+            if len(value) < self.min_file_size:
+                return super().store(value, read, key)  # type: ignore[no-any-return]
+            payload, mode = value, diskcache.core.MODE_BINARY
+        elif kind is float or (kind is int and -(2**63) <= value < 2**63):
+            return super().store(value, read, key)  # type: ignore[no-any-return]
         else:
-            payload = b"".join(iterator)
+            payload = pickle.dumps(value, protocol=self.pickle_protocol)
+            mode = diskcache.core.MODE_PICKLE
+            if len(payload) < self.min_file_size:  # in the database, as diskcache keeps it
+                return 0, mode, None, sqlite3.Binary(payload)
+        filename, full_path = self.filename(key, value)
         trailer = _TRAILER.pack(zlib.crc32(payload), len(payload), _TAG)
-        super()._write(full_path, iter([payload, trailer]), "xb")
-        return len(payload)
+        for attempt in range(10):  # as diskcache: another cache may remove the folder first
+            os.makedirs(os.path.dirname(full_path), exist_ok=True)
+            try:
+                with open(full_path, "xb") as writer:
+                    writer.write(payload)
+                    writer.write(trailer)
+                break
+            except FileNotFoundError:
+                if attempt == 9:
+                    raise
+        return len(payload), mode, filename, None
 
     def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
         if filename is None:  # stored in the database itself
             return super().fetch(mode, filename, value, read)
-        full_path = Path(self._directory) / filename
+        full_path = self.folder / filename
         data = full_path.read_bytes()
         payload, trailer = memoryview(data)[: -_TRAILER.size], data[-_TRAILER.size :]
         if len(trailer) != _TRAILER.size:

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import re
 import shutil
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,21 +149,72 @@ def parse_info(line: str) -> dict[str, Any]:
     return info
 
 
+#: The options each engine was last sent by a search (those python-chess manages itself,
+#: which ``configure`` refuses): a search sends only the ones whose value differs from the
+#: last one sent or else the engine's declared default, as python-chess's ``analyse`` does.
+_SENT: weakref.WeakKeyDictionary[chess.engine.UciProtocol, dict[str, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _set_option(protocol: chess.engine.UciProtocol, name: str, value: Any) -> None:
+    """``setoption`` if ``value`` (checked by the engine's declared option) is news to it."""
+    option = protocol.options.get(name)
+    if option is None:
+        raise chess.engine.EngineError(
+            f"engine does not support option {name} "
+            f"(available options: {', '.join(protocol.options)})"
+        )
+    parsed = option.parse(value)
+    sent = _SENT.setdefault(protocol, {})
+    if parsed is None or parsed != sent.get(name, option.default):
+        if parsed is None:
+            protocol.send_line(f"setoption name {name}")
+        elif isinstance(parsed, bool):
+            protocol.send_line(f"setoption name {name} value {'true' if parsed else 'false'}")
+        else:
+            protocol.send_line(f"setoption name {name} value {parsed}")
+        sent[name] = parsed
+
+
+def _position_line(board: chess.Board) -> str:
+    """UCI ``position`` for ``board``: its root and moves (as python-chess sends it)."""
+    history = board.move_stack if all(board.move_stack) else []
+    fen = (board.root() if history else board).fen(shredder=board.chess960, en_passant="fen")
+    if type(board).uci_variant == "chess" and fen == chess.STARTING_FEN:
+        line = "position startpos"
+    else:
+        line = f"position fen {fen}"
+    return f"{line} moves {' '.join(m.uci() for m in history)}" if history else line
+
+
+def _go_line(spec: AnalysisSpec, root_moves: list[chess.Move] | None) -> str:
+    """UCI ``go`` at the spec's limit (depth and/or nodes), restricted to ``root_moves``."""
+    line = "go"
+    if spec.depth:
+        line += f" depth {max(1, spec.depth)}"
+    if spec.nodes:
+        line += f" nodes {max(1, spec.nodes)}"
+    if root_moves is not None:
+        line += " searchmoves " + (" ".join(m.uci() for m in root_moves) or "0000")
+    return line
+
+
 class _Search(chess.engine.BaseCommand[dict[str, Any]]):
     """One ``go`` after ``ucinewgame``: per multi-PV index the latest value of every field
     (merged line by line, as python-chess's ``AnalysisResult.multipv``), and the best line's
-    score at each completed depth."""
+    score at each completed depth. The commands are python-chess's ``analyse`` sends."""
 
     def __init__(
         self,
         protocol: chess.engine.UciProtocol,
         board: chess.Board,
-        limit: chess.engine.Limit,
+        spec: AnalysisSpec,
         multipv: int,
         root_moves: list[chess.Move] | None,
     ) -> None:
         super().__init__(protocol)
-        self.protocol, self.board, self.limit = protocol, board, limit
+        self.protocol, self.board, self.spec = protocol, board, spec
         self.multipv, self.root_moves = multipv, root_moves
         self.lines: list[dict[str, Any]] = []
         self.by_depth: dict[int, list[Any]] = {}
@@ -171,13 +223,13 @@ class _Search(chess.engine.BaseCommand[dict[str, Any]]):
     def start(self) -> None:
         p = self.protocol
         if "Ponder" in p.options:
-            p._setoption("Ponder", False)
+            _set_option(p, "Ponder", False)
         if "UCI_AnalyseMode" in p.options and "UCI_AnalyseMode" not in p.target_config:
-            p._setoption("UCI_AnalyseMode", True)
+            _set_option(p, "UCI_AnalyseMode", True)
         if "MultiPV" in p.options or self.multipv > 1:
-            p._setoption("MultiPV", self.multipv)
-        p._ucinewgame()
-        p._isready()
+            _set_option(p, "MultiPV", self.multipv)
+        p.send_line("ucinewgame")
+        p.send_line("isready")
 
     def line_received(self, line: str) -> None:
         if line.startswith("info "):
@@ -189,8 +241,21 @@ class _Search(chess.engine.BaseCommand[dict[str, Any]]):
             self.set_finished()
         elif line.strip() == "readyok" and not self.searching:
             self.searching = True
-            self.protocol._position(self.board)
-            self.protocol._go(self.limit, root_moves=self.root_moves)
+            self._go()
+
+    def _go(self) -> None:
+        p, board = self.protocol, self.board
+        variant = type(board).uci_variant
+        if "UCI_Variant" in p.options:
+            _set_option(p, "UCI_Variant", variant)
+        elif variant != "chess":
+            raise chess.engine.EngineError("engine does not support UCI_Variant")
+        if "UCI_Chess960" in p.options:
+            _set_option(p, "UCI_Chess960", board.chess960)
+        elif board.chess960:
+            raise chess.engine.EngineError("engine does not support UCI_Chess960")
+        p.send_line(_position_line(board))
+        p.send_line(_go_line(self.spec, self.root_moves))
 
     def _info(self, info: dict[str, Any]) -> None:
         if not info:
@@ -208,10 +273,6 @@ class _Search(chess.engine.BaseCommand[dict[str, Any]]):
         self.protocol.send_line("stop")
 
 
-def _limit(spec: AnalysisSpec) -> chess.engine.Limit:
-    return chess.engine.Limit(depth=spec.depth or None, nodes=spec.nodes or None)
-
-
 async def _search(
     protocol: chess.engine.UciProtocol,
     spec: AnalysisSpec,
@@ -219,9 +280,7 @@ async def _search(
     multipv: int,
     root_moves: list[chess.Move] | None = None,
 ) -> dict[str, Any]:
-    return await protocol.communicate(
-        lambda p: _Search(p, board, _limit(spec), multipv, root_moves)
-    )
+    return await protocol.communicate(lambda p: _Search(p, board, spec, multipv, root_moves))
 
 
 async def analyse_lines(

@@ -11,7 +11,7 @@ import hashlib
 import io
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -32,29 +32,39 @@ _RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
 _STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position"}
 
 
-class _CollectingBuilder(chess.pgn.GameBuilder[chess.pgn.Game]):
-    """python-chess's builder without the log line: errors go to the build report only.
+class _PgnGame(chess.pgn.Game):
+    """A game that keeps the PGN's own SAN of its moves, so pages need not recompute SAN."""
 
-    It also keeps each move's SAN token, so pages need not recompute SAN.
-    """
+    def __init__(
+        self, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
+    ) -> None:
+        super().__init__(headers)
+        #: move node → the PGN's SAN token without its check sign (canonical tokens only)
+        self.san_tokens: dict[chess.pgn.GameNode, str] = {}
 
-    _last_token: str | None = None
+
+class _CollectingBuilder(chess.pgn.GameBuilder[_PgnGame]):
+    """python-chess's builder without the log line (errors go to the build report only),
+    building :class:`_PgnGame`."""
+
+    def __init__(self) -> None:
+        super().__init__(Game=_PgnGame)
+        self._token: str | None = None
 
     def handle_error(self, error: Exception) -> None:
         self.game.errors.append(error)
 
     def parse_san(self, board: chess.Board, san: str) -> chess.Move:
         move = board.parse_san(san)
-        self._last_token = san
+        self._token = san
         return move
 
     def visit_move(self, board: chess.Board, move: chess.Move) -> None:
         super().visit_move(board, move)
-        token = getattr(self, "_last_token", None)
         # Keep the PGN's own SAN when it is canonical (not UCI or over-disambiguated).
-        if token is not None and _looks_canonical(token):
-            self.variation_stack[-1]._san_token = token.rstrip("+#")  # type: ignore[attr-defined]
-        self._last_token = None
+        if self._token is not None and _looks_canonical(self._token):
+            self.game.san_tokens[self.variation_stack[-1]] = self._token.rstrip("+#")
+        self._token = None
 
 
 Reader = Callable[
@@ -176,9 +186,9 @@ def _looks_canonical(token: str) -> bool:
     return _SAN.match(token) is not None
 
 
-def _display_san(node: chess.pgn.ChildNode) -> str:
-    san = getattr(node, "_san_token", None)
-    return san if isinstance(san, str) else node.san().rstrip("+#")
+def _display_san(game: _PgnGame, node: chess.pgn.ChildNode) -> str:
+    san = game.san_tokens.get(node)
+    return san if san is not None else node.san().rstrip("+#")
 
 
 def _join_movetext(text: str) -> tuple[str, bool]:
@@ -298,7 +308,7 @@ def parse_game(
         problem("skipped", f"moves could not be read: {reason}", desc)
         return None, problems
     moves = tuple(m.uci() for m in game.mainline_moves())
-    sans = tuple(_display_san(n) for n in game.mainline())
+    sans = tuple(_display_san(game, n) for n in game.mainline())
     if not moves:
         problem("skipped", "the game has no moves", desc)
         return None, problems
