@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -115,3 +116,56 @@ def test_the_fits_are_reused_while_partitions_and_calibration_stay(
         )
         family.compute(other)
         assert other.partitions.computed[ratings] == 5
+
+
+def _classical(small_site) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    return moves[moves["time_class"] == "classical"].reset_index(drop=True)
+
+
+def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # type: ignore[no-untyped-def]
+    """The calibration's turns pooled from partitions of different widths: the whole table's
+    turns in a milepost bucket, in its order and as wide as its widest turn."""
+    cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS)
+    moves = _classical(small_site)
+    narrow = set(sorted(moves["player"].unique())[::3])
+    # A third of the players with two engine lines and two legal moves: narrower turns.
+    mine = moves["player"].isin(narrow)
+    moves.loc[mine, "line_scores"] = moves.loc[mine, "line_scores"].map(lambda s: s[:2])
+    moves.loc[mine, "legal"] = 2
+    parts = [
+        family.partition_turns(moves[moves["player"].isin(narrow) == side], cfg)
+        for side in (True, False)
+    ]
+    assert 0 < parts[0].width < parts[1].width
+    width = max(p.width for p in parts)
+    pooled, meta = family._calibration_turns(parts, set(moves["game_id"]), width)
+    sp, whole = I.turns_from_moves(moves, cfg)
+    posts = list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
+    elos = [I.elo_values(whole[c]) for c in ("player_elo", "opponent_elo")]
+    inside = np.flatnonzero(~np.isnan(I.bucket_of(*elos, posts, cfg.milepost_width)))
+    want = sp.take(inside)
+    assert len(inside) > 1000 and meta["player"].isin(narrow).any()
+    for name in ("delta", "valid", "played", "counts"):
+        assert np.array_equal(getattr(pooled, name), getattr(want, name)), name
+    cols = ["game_id", "player", "player_elo", "opponent_elo"]
+    pd.testing.assert_frame_equal(meta, whole[cols].iloc[inside].reset_index(drop=True))
+
+
+def test_an_events_units_are_gathered_as_one_table_orders_them(small_site) -> None:  # type: ignore[no-untyped-def]
+    cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS)
+    moves = _classical(small_site)
+    moves = moves[moves["game_id"].isin(sorted(moves["game_id"].unique())[:6])]
+    sp, meta = I.turns_from_moves(moves, cfg)
+    cal = I.Calibration("percentile", 40, (), LINES[0], LINES[1], "")
+    grid = I.elo_grid(cal, 2000.0, 3000.0, 50.0)
+    whole = I.unit_table(sp, meta, cal, grid)
+    white = meta["white"].to_numpy(dtype=bool)
+    tables = {}
+    for side in (white, ~white):  # two "partitions": the white and the black units
+        part = I.unit_table(sp.take(side), meta[side].reset_index(drop=True), cal, grid)
+        tables.update({key: (part, i) for i, key in enumerate(part.keys)})
+    gathered = family._units_table(tables, list(reversed(whole.keys)))
+    assert gathered.keys == whole.keys and len(whole.keys) == 12
+    for name in ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a"):
+        assert np.array_equal(getattr(gathered, name), getattr(whole, name)), name
