@@ -50,6 +50,11 @@ def build(args: argparse.Namespace, settings: Settings) -> int:
                     f"{fam} {len(names)}" for fam, names in sorted(stats.recomputed_players.items())
                 )
             )
+        if stats.partitions:
+            print(
+                "  partitions recomputed per work: "
+                + ", ".join(f"{work} {n}" for work, n in stats.partitions.items())
+            )
         for kind, n in sorted(stats.group_counts.items()):
             print(f"  {kind} groups: {n['computed']} computed, {n['reused']} reused")
         if stats.written is not None:

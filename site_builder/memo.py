@@ -8,14 +8,11 @@ records what each family recomputed (shown by ``--explain`` and the tests).
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, TypeVar
 
-import numpy as np
 import pandas as pd
 
 from site_builder.model import GameRecord
@@ -27,21 +24,6 @@ def entry(kind: str, *parts: str) -> str:
     """The key of one memo entry: its kind ("player", "group", "fragment", ...) and the
     parts that name it, joined by "|". Every key of the build cache is made here."""
     return "|".join((kind, *parts))
-
-
-class TurnArrays(Protocol):
-    """Turns as padded arrays (metrics.intrinsic.Spreads, metrics.bayesian.Candidates):
-    fields matrix, valid, played, in that order."""
-
-    @property
-    def valid(self) -> np.ndarray[Any, Any]: ...
-
-    def __len__(self) -> int: ...
-
-    def take(self, index: Any) -> Self: ...
-
-
-A = TypeVar("A", bound=TurnArrays)
 
 
 @dataclass
@@ -67,42 +49,6 @@ class Memo:
         default_factory=dict, init=False, repr=False
     )
 
-    def per_player(
-        self, family: str, player: str, settings_key: str, compute: Callable[[], T]
-    ) -> T:
-        """``compute()`` for one player, reused from the last build when the player's inputs
-        (games, their analysis, the as-of date) and ``settings_key`` are unchanged."""
-        key = entry("player", family, player, self.player_keys.get(player, ""), settings_key)
-        if self.store is not None and player in self.player_keys:
-            found = self.store.get(key)
-            if found is not None:
-                return found[0]  # type: ignore[no-any-return]
-        value = compute()
-        self.recomputed_players.setdefault(family, set()).add(player)
-        if self.store is not None and player in self.player_keys:
-            self.store.set(key, (value,))
-        return value
-
-    def per_players(
-        self, family: str, settings_key: str, computes: Mapping[str, Callable[[], T]]
-    ) -> dict[str, T]:
-        """:meth:`per_player` for many players (``{player: compute}``), the last build's values
-        read and this build's written as one memo entry."""
-
-        def compute(missing: list[str]) -> dict[str, T]:
-            # One commit for all the players' entries, not one per player.
-            with self.store.transact() if self.store is not None else contextlib.nullcontext():
-                return {p: self.per_player(family, p, settings_key, computes[p]) for p in missing}
-
-        keys = {
-            p: f"{self.player_keys[p]}|{settings_key}" for p in computes if p in self.player_keys
-        }
-        out = self._batched(entry("players", family), keys, compute)
-        unkeyed = [p for p in computes if p not in out]
-        if unkeyed:
-            out.update(compute(unkeyed))
-        return {p: out[p] for p in computes}
-
     def per_game(
         self,
         family: str,
@@ -119,97 +65,6 @@ class Memo:
             keys,
             lambda missing: {gid: compute(by_id[gid]) for gid in missing},
         )
-
-    def per_game_rows(
-        self,
-        slot: str,
-        settings_key: str,
-        moves: pd.DataFrame,
-        compute: Callable[[pd.DataFrame], pd.DataFrame],
-        order: list[str],
-    ) -> pd.DataFrame:
-        """``compute(moves)`` where each output row belongs to one game (column game_id) and
-        depends on that game's moves only, sorted by ``order`` (unique per row). The rows of
-        games whose key and ``settings_key`` are unchanged come from the last build; only
-        the other games' moves are computed."""
-        if not self.active or moves.empty:
-            return compute(moves)
-        slot = entry("game-rows", slot)
-        keys, last, fresh = self._changed_games(slot, settings_key, moves)
-        if last is None:
-            out = compute(moves)
-        else:
-            old = last[1]
-            if fresh is None:
-                return old  # type: ignore[no-any-return]
-            parts = [old[old["game_id"].isin([gid for gid in keys if gid not in fresh])]]
-            if fresh:
-                parts.append(compute(moves[moves["game_id"].isin(fresh)]))
-            parts = [p for p in parts if len(p)] or parts[:1]
-            out = (
-                pd.concat(parts, ignore_index=True)
-                .sort_values(order, kind="stable")
-                .reset_index(drop=True)
-            )
-        self.store.set(slot, (keys, out))
-        return out
-
-    def per_game_turns(
-        self,
-        slot: str,
-        settings_key: str,
-        moves: pd.DataFrame,
-        compute: Callable[[pd.DataFrame], tuple[A, pd.DataFrame]],
-        pad: float,
-    ) -> tuple[A, pd.DataFrame]:
-        """:meth:`per_game_rows` for turn tables: ``compute(moves)`` gives padded arrays (a
-        matrix, its ``valid`` mask with the real entries first, ``played``; a row per turn)
-        and the turns' rows (column game_id), in move-table order. The turns of games whose
-        key is unchanged come from the last build; the matrix is as wide as its widest turn
-        (padded with ``pad``), as a full pass makes it."""
-        if not self.active or moves.empty:
-            return compute(moves)
-        slot = entry("game-turns", slot)
-        keys, last, fresh = self._changed_games(slot, settings_key, moves)
-        arrays: A
-        if last is None:
-            arrays, meta = compute(moves)
-        else:
-            _, old_arrays, old_meta = last
-            if fresh is None:
-                return old_arrays, old_meta
-            keep = old_meta["game_id"].isin([g for g in keys if g not in fresh]).to_numpy()
-            parts = [(old_arrays.take(keep), old_meta[keep])]
-            if fresh:
-                parts.append(compute(moves[moves["game_id"].isin(fresh)]))
-            parts = [(a, m) for a, m in parts if len(m)]
-            if not parts:
-                arrays, meta = compute(moves)
-            else:
-                meta = pd.concat([m for _, m in parts], ignore_index=True)
-                game = pd.Categorical(meta["game_id"], categories=sorted(keys)).codes
-                order = np.argsort(game, kind="stable")
-                meta = meta.take(order).reset_index(drop=True)
-                arrays = _stack_turns([a for a, _ in parts], pad).take(order)
-        self.store.set(slot, (keys, arrays, meta))
-        return arrays, meta
-
-    def _changed_games(
-        self, slot: str, settings_key: str, moves: pd.DataFrame
-    ) -> tuple[dict[str, str], Any, set[str] | None]:
-        """The key of each game in ``moves``, the memo entry ``slot`` (the last build's keys
-        first, then its value) and the games whose key is new or changed: None when the
-        entry holds exactly these games with these keys."""
-        keys = {
-            gid: f"{self.game_keys.get(gid, '')}|{settings_key}"
-            for gid in pd.unique(moves["game_id"]).tolist()
-        }
-        last = self.store.get(slot)
-        if last is None:
-            return keys, None, set(keys)
-        old_keys = last[0]
-        fresh = {gid for gid, k in keys.items() if old_keys.get(gid) != k}
-        return keys, last, None if not fresh and len(old_keys) == len(keys) else fresh
 
     def _batched(
         self, slot: str, keys: dict[str, str], compute: Callable[[list[str]], dict[str, T]]
@@ -289,10 +144,6 @@ class Memo:
             )
         return found
 
-    def missing_groups(self, family: str, digests: dict[str, str]) -> list[str]:
-        """The groups :meth:`memo_groups` would compute (to batch work across families)."""
-        return sorted(set(digests) - set(self._group_hits(family, digests)))
-
     @property
     def active(self) -> bool:
         return self.store is not None and bool(self.game_keys)
@@ -331,21 +182,3 @@ class Memo:
         if self.store is not None and self.game_keys:
             self.store.set(entry("aggregate", key), (value,))
         return value
-
-
-def _stack_turns(parts: list[A], pad: float) -> A:
-    """Padded turn arrays one below the other, as wide as the widest turn."""
-    width = max(int(p.valid.sum(axis=1).max()) for p in parts)
-    names = [f.name for f in dataclasses.fields(parts[0])]  # type: ignore[arg-type]
-    columns: list[list[np.ndarray[Any, Any]]] = [[] for _ in names]
-    for p in parts:
-        for k, name in enumerate(names):
-            a = getattr(p, name)
-            if a.ndim == 2:  # the matrix (padded with ``pad``) and per-column arrays (with 0)
-                extra = width - a.shape[1]
-                if extra > 0:
-                    fill = pad if k == 0 else 0
-                    a = np.pad(a, ((0, 0), (0, extra)), constant_values=fill)
-                a = a[:, :width]
-            columns[k].append(a)
-    return type(parts[0])(*(np.concatenate(c) for c in columns))

@@ -101,13 +101,6 @@ class SiteData:
         return self.partitions.store.table()
 
     @functools.cached_property
-    def classical_moves(self) -> pd.DataFrame:
-        """The move-table rows of classical games (selected once for every family)."""
-        if self.moves.empty:
-            return self.moves
-        return self.moves[self.moves["time_class"] == "classical"]
-
-    @functools.cached_property
     def games_by_id(self) -> dict[str, GameRecord]:
         return {g.game_id: g for g in self.games}
 

@@ -214,7 +214,13 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     first, total = again.elo_resumed["classical"]
     assert 0 < first == len(earlier) < total
     players = {g.white for g in games} | {g.black for g in games}
-    assert again.recomputed_players["quality"] == players
+    # Per-partition work: only the partitions of the tournament's players are computed again.
+    from site_builder.store import partition_of
+
+    touched = {partition_of(p, settings.build.partitions) for p in players}
+    assert len(touched) < settings.build.partitions
+    for work in ("quality.partition_quality", "conformance.partition_share"):
+        assert again.partitions[f"site_builder.families.{work}"] == len(touched), work
     # Intrinsic ratings and Bayesian skill: only the new tournament's players (the calibration
     # is unchanged), and only the groups (player-years, events) that hold new games.
     # A player whose rating window (their last two years) holds no new game keeps it.

@@ -17,7 +17,6 @@ import pandas as pd
 import pytest
 
 from site_builder.config import IntrinsicSection
-from site_builder.memo import _stack_turns
 from site_builder.metrics import intrinsic as I
 
 FULL = Path(__file__).parent / "data" / "full_spreads" / "full_spreads.jsonl.gz"
@@ -198,20 +197,6 @@ def test_turns_from_moves_counts_every_legal_move() -> None:
     # rows cached before the move table had its "legal" column: counted from the position
     again, _ = I.turns_from_moves(moves.assign(legal=[np.nan, 29.0]), cfg)
     assert np.array_equal(again.counts, sp.counts)
-
-
-def test_stacking_per_game_turns_keeps_the_counts() -> None:
-    a = I.Spreads(np.array([[0.0, 0.2]]), np.ones((1, 2), bool), np.array([1]))
-    b = I.Spreads(
-        np.array([[0.0, 0.1, 0.4]]),
-        np.ones((1, 3), bool),
-        np.array([0]),
-        np.array([[1.0, 1.0, 7.0]]),
-    )
-    both = _stack_turns([a, b], np.inf)
-    assert both.counts.tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 7.0]]
-    assert both.valid.tolist() == [[True, True, False], [True, True, True]]
-    assert both.delta[0, 2] == np.inf
 
 
 def test_move_table_carries_the_legal_move_count(small_site) -> None:  # type: ignore[no-untyped-def]

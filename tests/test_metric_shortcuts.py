@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import BayesianSection, IntrinsicSection, ResultsSection
-from site_builder.memo import Memo
 from site_builder.metrics import bayesian, intrinsic, moves, quality, results
 
 
@@ -38,7 +37,7 @@ def _same_arrays(a: Any, b: Any) -> None:
 
 
 def test_candidate_matrix_matches_the_rows(small_site: Any) -> None:
-    classical = small_site.classical_moves
+    classical = small_site.moves[small_site.moves["time_class"] == "classical"]
     for lines in (1, 3, 10):
         sel = intrinsic.select_turns(classical, IntrinsicSection(lines=lines))
         lists, played = _scores_as_lists(sel, lines)
@@ -79,7 +78,9 @@ def test_frame_of_parts_is_the_concatenation() -> None:
 
 
 def test_group_digests_and_positions(small_site: Any) -> None:
-    _, meta = intrinsic.turns_from_moves(small_site.classical_moves, IntrinsicSection())
+    _, meta = intrinsic.turns_from_moves(
+        small_site.moves[small_site.moves["time_class"] == "classical"], IntrinsicSection()
+    )
     units = intrinsic.unit_frame(meta)
     site = small_site
     keys = dict(site.cache.game_keys)
@@ -133,75 +134,3 @@ def test_records_and_scope_rows(small_site: Any) -> None:
             r for r in recs if results.in_scope(r, scope)
         ]
     assert np.isfinite(mid)
-
-
-def test_per_game_rows_recompute_only_changed_games_and_equal_a_full_pass(
-    small_site: Any, tmp_path: Any
-) -> None:
-    import dataclasses
-
-    from site_builder.config import QualitySection
-    from site_builder.incremental import BuildCache
-
-    cfg = QualitySection()
-    moves = small_site.classical_moves
-    ids = sorted(set(moves["game_id"]))
-    computed: list[set[str]] = []
-
-    def compute(part: pd.DataFrame) -> pd.DataFrame:
-        computed.append(set(part["game_id"]))
-        return quality.game_quality(part, cfg)
-
-    with BuildCache(tmp_path / "memo") as memo:
-        site = dataclasses.replace(
-            small_site, cache=Memo(store=memo, game_keys={gid: "k" for gid in small_site.analysed})
-        )
-        full = quality.game_quality(moves, cfg)
-        first = site.cache.per_game_rows("q", "s", moves, compute, quality.GAME_ORDER)
-        pd.testing.assert_frame_equal(first, full)
-        # Two games changed, one gone: only the changed ones are computed again.
-        site.cache.game_keys = {**site.cache.game_keys, ids[0]: "k2", ids[5]: "k2"}
-        fewer = moves[moves["game_id"] != ids[9]]
-        again = site.cache.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
-        assert computed[1] == {ids[0], ids[5]}
-        pd.testing.assert_frame_equal(again, quality.game_quality(fewer, cfg), check_exact=True)
-        # Nothing changed: nothing computed.
-        site.cache.per_game_rows("q", "s", fewer, compute, quality.GAME_ORDER)
-        assert len(computed) == 2
-        # A game gone, none changed: its rows go, nothing is computed.
-        fewest = fewer[fewer["game_id"] != ids[1]]
-        last = site.cache.per_game_rows("q", "s", fewest, compute, quality.GAME_ORDER)
-        assert len(computed) == 2
-        pd.testing.assert_frame_equal(last, quality.game_quality(fewest, cfg), check_exact=True)
-
-
-def test_per_game_turns_equal_a_full_pass(small_site: Any, tmp_path: Any) -> None:
-    import dataclasses
-
-    from site_builder.incremental import BuildCache
-
-    moves = small_site.classical_moves
-    makers = {
-        "intrinsic": (lambda m: intrinsic.turns_from_moves(m, IntrinsicSection()), math.inf),
-        "bayesian": (lambda m: bayesian.turns_from_moves(m, BayesianSection()), 0.0),
-    }
-    for slot, (make, pad) in makers.items():
-        arrays, meta = make(moves)
-        # The games holding the widest turns go: the reused turns must become narrower.
-        width = arrays.valid.sum(axis=1)
-        widest = set(meta["game_id"][width == width.max()])
-        ids = sorted(set(moves["game_id"]) - widest)
-        fewer = moves[~moves["game_id"].isin(widest)]
-        with BuildCache(tmp_path / slot) as memo:
-            site = dataclasses.replace(
-                small_site,
-                cache=Memo(store=memo, game_keys={gid: "k" for gid in small_site.analysed}),
-            )
-            first = site.cache.per_game_turns(slot, "s", moves, make, pad)
-            site.cache.game_keys = {**site.cache.game_keys, ids[0]: "k2", ids[3]: "k2"}
-            again = site.cache.per_game_turns(slot, "s", fewer, make, pad)
-        expected = make(fewer)
-        for got, want in ((first, (arrays, meta)), (again, expected)):
-            _same_arrays(got[0], want[0])
-            pd.testing.assert_frame_equal(got[1], want[1], check_exact=True)
-        assert again[0].valid.shape[1] < arrays.valid.shape[1]
