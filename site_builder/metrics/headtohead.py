@@ -51,6 +51,9 @@ class Models:
     black_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     gain_model: gain.GainModel | None = None
     spectra: dict[Key, np.ndarray] = field(default_factory=dict)
+    #: The spectra of :attr:`eligible` as the rows of one array (``spectra`` holds views of
+    #: its rows), so the head-to-head does not copy them; None when not made so.
+    spectra_rows: np.ndarray | None = None
 
     @functools.cached_property
     def eligible(self) -> list[Key]:
@@ -242,7 +245,9 @@ def assemble(
     max_cp = round(cfg.clip_pawns * 100)
     models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
     owner = {key: part for part in parts for key in part.white_counts}
-    for key in models.eligible:
+    width = models.gain_model.period // 2 + 1
+    spectra = models.spectra_rows = np.empty((len(models.eligible), width), dtype=complex)
+    for i, key in enumerate(models.eligible):
         w_counts = owner[key].white_counts[key]
         b_counts = owner[key].black_counts[key]
         models.white_rows[key] = w_counts.sum(axis=1)
@@ -264,7 +269,8 @@ def assemble(
                 cfg.markov_exit_pseudo,
                 models.black_exits[key],
             )
-        models.spectra[key] = models.gain_model.spectrum(owner[key].gain[key])
+        spectra[i] = models.gain_model.spectrum(owner[key].gain[key])
+        models.spectra[key] = spectra[i]
     return models
 
 
@@ -322,7 +328,9 @@ def head_to_head(models: Models) -> HeadToHead:
     avg = 0.5 * (white_score + 1.0 - white_score.T)
     gain_scores = np.full((n, n), np.nan)
     if n and models.gain_model is not None:
-        specs = np.stack([models.spectra[k] for k in keys])
+        specs = models.spectra_rows
+        if specs is None or len(specs) != n:
+            specs = np.stack([models.spectra[k] for k in keys])
         gain_scores = gain.score_matrix(models.gain_model, specs)
     conf = np.full((n, n), np.nan)
     if models.fit is not None:
