@@ -263,8 +263,12 @@ def grouped_turns_of_partition(
     rows: pd.DataFrame, cfg: BayesianSection, width: int, mileposts: tuple[int, ...]
 ) -> GroupedTurns:
     """A partition's work for the Elo groups: its turns that fall in one (of every game: the
-    calibration set is chosen after, so a change of it recomputes no partition)."""
-    cand, meta, _, pe, group = _turns(rows, cfg, width, mileposts)
+    calibration set is chosen after, so a change of it recomputes no partition). Only the
+    moves in an Elo group are made into turns (a turn is made from its move alone)."""
+    pe = intrinsic.elo_values(rows["player_elo"])
+    oe = intrinsic.elo_values(rows["opponent_elo"])
+    near = ~np.isnan(intrinsic.bucket_of(pe, oe, list(mileposts), cfg.group_width))
+    cand, meta, _, pe, group = _turns(rows[near], cfg, width, mileposts)
     at = np.flatnonzero(~np.isnan(group))
     ids = meta["game_id"].astype(str).to_numpy()[at].tolist()
     games = sorted(set(ids))
