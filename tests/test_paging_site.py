@@ -170,3 +170,64 @@ def test_a_paged_list_filter_finds_a_player_on_another_page(
     assert visible.count() == 1 and visible.first.inner_text().startswith(target)
     assert log.errors == []
     page.close()
+
+
+#: Family lists of the small site longer than PER_PAGE: page → (name shard, table id) per list.
+FAMILY_LISTS = {
+    "index": (("index-current", "current-table"), ("index-historical", "historical-table")),
+    "skill": (("skill", "skill-table"),),
+    "agreement": (("agreement", "agreement-table"),),
+    "complexity": (("complexity", "complexity-table"),),
+}
+
+
+def _table_rows(html: str, table_id: str) -> int:
+    body = html.split(f'id="{table_id}"')[1].split("</table>")[0]
+    return body.split("<tbody>")[1].count("<tr>")
+
+
+def test_family_lists_are_paged_with_a_shard_per_list(sites: tuple[Path, Path]) -> None:
+    paged, whole = sites
+    for stem, lists in FAMILY_LISTS.items():
+        assert (paged / f"{stem}-2.html").is_file(), stem
+        assert not (whole / f"{stem}-2.html").exists(), stem
+        more = [
+            p for p in paged.glob(f"{stem}-*.html") if re.fullmatch(rf"{stem}-\d+\.html", p.name)
+        ]
+        pages = [paged / f"{stem}.html", *sorted(more, key=lambda p: int(p.stem.split("-")[-1]))]
+        texts = [p.read_text("utf-8") for p in pages]
+        for shard_id, table_id in lists:
+            data = _shard(paged / "assets" / "lists" / f"{shard_id}.js")
+            assert len(data["paths"]) == len(pages), shard_id
+            everyone = _table_rows((whole / f"{stem}.html").read_text("utf-8"), table_id)
+            assert sum(len(n) for n in data["pages"]) == everyone > PER_PAGE, shard_id
+            shown = [_table_rows(t, table_id) if f'id="{table_id}"' in t else 0 for t in texts]
+            held = [len(n) for n in data["pages"]]
+            assert shown == held + [0] * (len(pages) - len(held)), shard_id
+        assert 'rel="prev"' in texts[1] and "data-names=" in texts[1], stem
+
+
+@requires_chromium
+@pytest.mark.browser
+def test_the_second_list_of_a_paged_page_leads_to_its_own_rows(
+    sites: tuple[Path, Path], chromium: Any
+) -> None:
+    paged, _ = sites
+    shard = _shard(paged / "assets" / "lists" / "index-historical.js")
+    last = len(shard["pages"])
+    target = shard["pages"][last - 1][0]
+    page, log = open_page(chromium, (paged / "index.html").as_uri())
+    page.fill("input[data-filter='historical-table']", target)
+    found = page.locator("#historical-table-matches a", has_text=target)
+    found.wait_for()
+    assert f"(page {last})" in page.inner_text("#historical-table-matches")
+    assert page.locator("#current-table-matches a").count() == 0
+    found.click()
+    page.wait_for_url(f"**/{shard['paths'][last - 1]}?q=*", wait_until="load")
+    assert page.input_value("input[data-filter='historical-table']") == target
+    assert page.input_value("input[data-filter='current-table']") == ""
+    visible = page.locator("#historical-table tbody tr:not([hidden])")
+    visible.first.wait_for()
+    assert target in visible.first.inner_text()
+    assert log.errors == []
+    page.close()

@@ -10,7 +10,7 @@ from typing import Any
 
 from site_builder.families import agreement
 from site_builder.families.agreement import METHODS, AgreementResult
-from site_builder.render import charts
+from site_builder.render import charts, paging
 from site_builder.render.tables import Column, Downloads, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, SiteData
@@ -152,7 +152,8 @@ def pages(site: SiteData) -> list[Page]:
     )
     downloads: dict[str, Downloads] = {"players": players_dl, "correlations": corr_dl}
     ctx["downloads"] = downloads
-    return [Page("agreement.html", "agreement.html", ctx), *player_files, *corr_files]
+    listed = paging.paged_for(site, Page("agreement.html", "agreement.html", ctx))
+    return [*listed, *player_files, *corr_files]
 
 
 FAMILY = Family(

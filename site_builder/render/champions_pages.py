@@ -19,7 +19,7 @@ from site_builder.families.conformance import (
 from site_builder.frames import memo_on, records
 from site_builder.metrics import complexity, markov
 from site_builder.metrics.conformance import KIND_NAMES, KINDS, N_BINS, SEED_K, X_GRID
-from site_builder.render import charts
+from site_builder.render import charts, paging
 from site_builder.render.tables import Column, Downloads, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -648,7 +648,7 @@ def pages(site: SiteData) -> list[Page]:
         )
     )
     out += comp_files
-    return out
+    return paging.paged_all(site, out, {"complexity.html": "rows"})
 
 
 # --- player and event blocks -------------------------------------------------------------

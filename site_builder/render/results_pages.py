@@ -17,7 +17,7 @@ from site_builder.families.results import TIME_CLASSES, ResultsData, latest_tags
 from site_builder.frames import memo_on, records, records_by, row_hashes_by
 from site_builder.metrics import results
 from site_builder.model import GameRecord
-from site_builder.render import charts
+from site_builder.render import charts, paging
 from site_builder.render.tables import table_files
 from site_builder.render.writer import Digested, Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -829,7 +829,9 @@ def pages(site: SiteData) -> list[Page]:
     out.append(_style_page(site, res, downloads))
     out.append(_openings_page(site, res, downloads))
     out.append(_lists_page(site, res, downloads))
-    return out + downloads
+    tables = {"elo.html": "table", "rapid.html": "table", "blitz.html": "table"}
+    tables |= {"elo-historic.html": ("historic", "early"), "fighters.html": "tables"}
+    return paging.paged_all(site, out, tables) + downloads
 
 
 # --- blocks on shared pages ---------------------------------------------------------------
