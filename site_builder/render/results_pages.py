@@ -829,7 +829,7 @@ def pages(site: SiteData) -> list[Page]:
     out.append(_style_page(site, res, downloads))
     out.append(_openings_page(site, res, downloads))
     out.append(_lists_page(site, res, downloads))
-    tables = {"elo.html": "table", "rapid.html": "table", "blitz.html": "table"}
+    tables: dict[str, Any] = {"elo.html": "table", "rapid.html": "table", "blitz.html": "table"}
     tables |= {"elo-historic.html": ("historic", "early"), "fighters.html": "tables"}
     return paging.paged_all(site, out, tables) + downloads
 
