@@ -158,13 +158,14 @@ class MoveStore:
         key = self.keys.get(part)
         return key if key is not None and self.path(part, key).is_file() else None
 
-    def write(self, part: int, key: str, rows: pd.DataFrame) -> None:
+    def write(self, part: int, key: str, rows: pd.DataFrame | pa.Table) -> None:
         """The partition's rows (in move-table order) as its file under ``key``."""
         self.directory.mkdir(parents=True, exist_ok=True)
         target = self.path(part, key)
         if not target.is_file():
+            table = rows if isinstance(rows, pa.Table) else to_arrow(rows)
             tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
-            pq.write_table(to_arrow(rows), tmp, compression="zstd", row_group_size=1 << 16)
+            pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 16)
             os.replace(tmp, target)
         self.keys[part] = key
 
@@ -309,13 +310,11 @@ class PartitionWriter:
             self._spill()
 
     def _spill(self) -> None:
-        from site_builder.metrics.moves import move_table
-
         self._work.mkdir(parents=True, exist_ok=True)
         for part, rows in sorted(self._buffers.items()):
             found = self._fragments.setdefault(part, [])
             path = self._work / f"p{part:05d}-{len(found):05d}{_SUFFIX}"
-            pq.write_table(to_arrow(move_table(rows)), path, compression="zstd")
+            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path, compression="zstd")
             found.append(path)
         self._buffers.clear()
         self._held = 0
@@ -327,16 +326,15 @@ class PartitionWriter:
     def finish(self, keys: Mapping[int, str]) -> None:
         """Each partition of ``keys`` that received rows gets its file under its key (in
         move-table order); the work folder goes."""
-        from site_builder.metrics.moves import move_table
-
         try:
             for part in sorted(self.parts() & set(keys)):
                 tables = [pq.read_table(f) for f in self._fragments.get(part, [])]
                 if self._buffers.get(part):
-                    tables.append(to_arrow(move_table(self._buffers[part])))
-                frame = to_frame(pa.concat_tables(tables))
-                frame = frame.sort_values(["game_id", "ply"], kind="stable")
-                self.store.write(part, keys[part], frame.reset_index(drop=True))
+                    tables.append(pa.Table.from_pylist(self._buffers[part], schema=SCHEMA))
+                table = pa.concat_tables(tables)
+                # Move-table order; Arrow's sort is stable, and (game, ply) is unique.
+                table = table.sort_by([("game_id", "ascending"), ("ply", "ascending")])
+                self.store.write(part, keys[part], table)
                 self._buffers.pop(part, None)
         finally:
             self.close()

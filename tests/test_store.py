@@ -76,3 +76,29 @@ def test_work_over_partitions_is_the_same_in_workers_and_reused(small_site, tmp_
         assert again == got and two.computed[f"{__name__}._moves_per_player"] == 5  # reused
         two.map(_moves_per_player, 3, columns=["player"])  # other arguments: computed
         assert two.computed[f"{__name__}._moves_per_player"] == 10
+
+
+def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from site_builder.store import PartitionWriter
+
+    moves = small_site.moves
+    records = moves.to_dict("records")
+    for r in records:  # as the analysis stage makes them: plain values, None for no Elo
+        for k in ("player_elo", "opponent_elo", "year"):
+            r[k] = None if pd.isna(r[k]) else int(r[k])
+    by_game: dict[str, list[dict]] = {}
+    for r in reversed(records):  # out of order: the writer sorts each partition
+        by_game.setdefault(r["game_id"], []).append(r)
+    store = MoveStore(tmp_path / "moves", 6)
+    writer = PartitionWriter(store, budget=500)
+    for rows in by_game.values():
+        writer.add(rows)
+    work = writer._work
+    assert work.is_dir() and any(work.iterdir())  # it spilled
+    parts = sorted(writer.parts())
+    writer.finish({p: f"{p:024x}" for p in parts})
+    store.commit(parts)
+    assert not work.exists()
+    part = moves["player"].map(lambda p: partition_of(p, 6))
+    for p in parts:
+        pd.testing.assert_frame_equal(store.read(p), moves[part == p].reset_index(drop=True))
