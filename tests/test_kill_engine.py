@@ -72,8 +72,10 @@ def test_sigkill_of_an_engine_mid_build(tmp_path: Path) -> None:
         pv = [k for k in cache if k.startswith("pv|")]
     # Every position exactly once: keys are unique by construction, so count them.
     assert len(pv) == needed
-    # A second build finds everything in the cache.
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    # A second build finds everything in the cache (into another folder: into the same one, it
+    # sees that nothing changed before reading a game).
+    other = [str(tmp_path / "out2") if c == str(tmp_path / "out") else c for c in cmd]
+    again = subprocess.run(other, capture_output=True, text=True, timeout=300)
     assert f"{needed} reused from the last build, 0 from the evaluation cache, 0 analysed" in (
         again.stdout
     )
