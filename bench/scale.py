@@ -149,6 +149,8 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
     for line in printed.splitlines():
         if line.startswith("Time: "):
             for part in line[6:].rstrip(".").split(", "):
+                if not part.strip():  # a build with nothing to do has no phase
+                    continue
                 name, secs, _unit = part.rsplit(" ", 2)
                 phases[name] = float(secs)
     files = [p for p in output.rglob("*") if p.is_file()]

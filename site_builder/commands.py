@@ -101,7 +101,8 @@ def _analysis_status(stats: BuildStats, report: Path | None) -> int:
 
 def _print_timing(stats: BuildStats) -> None:
     parts = ", ".join(f"{k} {v:.1f} s" for k, v in stats.seconds.items())
-    print(f"Time: {parts}.")
+    if parts:  # none when the build found nothing to do
+        print(f"Time: {parts}.")
     if stats.analysed:
         print(f"Engine: {stats.searches} searches, {stats.engine_seconds:.0f} s of engine time.")
 
