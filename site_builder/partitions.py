@@ -94,7 +94,11 @@ class Partitions:
         of ``time_class``), in partition order; reused from the last build where the
         partition, ``work`` (module and name, and the code) and ``args`` are unchanged."""
         name = f"{work.__module__}.{work.__qualname__}"
-        spec = _digest((name, tuple(columns) if columns else None, time_class, args))
+        # Each argument digested alone: pickle writes an object shared by two arguments once,
+        # so one argument read back from the build cache would change the key of both.
+        spec = _digest(
+            (name, tuple(columns) if columns else None, time_class, [_digest(a) for a in args])
+        )
         memo = self.cache
         keys = {
             p: entry("partition", name, str(p), self.store.keys[p], spec, memo.code)

@@ -102,3 +102,20 @@ def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_pa
     part = moves["player"].map(lambda p: partition_of(p, 6))
     for p in parts:
         pd.testing.assert_frame_equal(store.read(p), moves[part == p].reset_index(drop=True))
+
+
+def test_an_object_shared_by_arguments_keeps_the_key(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from site_builder.incremental import BuildCache
+
+    with BuildCache(tmp_path / "memo") as memo:
+        parts = _partitions(small_site, tmp_path / "p", 1, memo)
+        name = "".join(["sh", "ared"])  # one string object
+        parts.map(_moves_per_player_named, (name,), {"label": name}, columns=["player"])
+        computed = dict(parts.computed)
+        # The same values, the second argument a copy (as if read back from the build cache).
+        parts.map(_moves_per_player_named, (name,), {"label": "shared"}, columns=["player"])
+        assert parts.computed == computed  # reused
+
+
+def _moves_per_player_named(rows: pd.DataFrame, names: tuple[str], label: dict[str, str]) -> int:
+    return len(rows) + len(names) + len(label)
