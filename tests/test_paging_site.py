@@ -140,7 +140,7 @@ def test_search_box_loads_shards_on_demand_and_shows_what_one_index_showed(
     every = len(list((paged / "assets" / "search").glob("*.js")))
     assert len(loaded) < every / 4
     page.fill("#site-search", "carls")
-    page.locator("#site-search-results [role=option]").first.wait_for()
+    page.locator("#site-search-results [role=option]").first.filter(has_text="Carlsen").wait_for()
     page.keyboard.press("ArrowDown")
     page.keyboard.press("Enter")
     page.wait_for_url("**/players/carlsen-magnus.html", wait_until="domcontentloaded")

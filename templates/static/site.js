@@ -389,7 +389,7 @@
     var list = form.querySelector("[role=listbox]");
     var status = form.querySelector("[role=status]");
     var root = form.getAttribute("data-root") || "";
-    var matches = [], active = -1, asked = 0;
+    var matches = [], active = -1, asked = 0, shown = 0, enterPending = false;
     var noop = function () {};
 
     /* The index in shards: search-index.js lists every gram (two adjacent
@@ -481,8 +481,19 @@
       if (!terms.length) { list.textContent = ""; matches = []; close(); status.textContent = ""; return; }
       var grams = (shard("search/index") || { grams: {} }).grams;
       var p = plan(terms, grams), ticket = ++asked;
+      if (p.names.some(function (n) { return !shard("search/" + n); })) {
+        /* Never leave the last query's matches to be chosen while this one's shards load. */
+        list.textContent = "";
+        matches = [];
+        active = -1;
+        input.removeAttribute("aria-activedescendant");
+        status.textContent = "Searching…";
+      }
       withShards(p.names, function () {
-        if (ticket === asked) show(terms, p);  /* a later keystroke wins */
+        if (ticket !== asked) return;  /* a later keystroke wins */
+        show(terms, p);
+        shown = ticket;
+        if (enterPending) { enterPending = false; if (matches.length) go(matches[0]); }
       });
     }
 
@@ -550,6 +561,9 @@
       } else if (e.key === "Enter" && matches.length && !list.hidden) {
         e.preventDefault();
         go(matches[active >= 0 ? active : 0]);
+      } else if (e.key === "Enter" && fold(input.value).trim() && asked > shown) {
+        e.preventDefault();  /* Enter before the matches arrive opens the first of them */
+        enterPending = true;
       }
     });
     input.addEventListener("blur", function () { window.setTimeout(close, 150); });
