@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -77,6 +78,16 @@ class GameRecord:
     time_class: str = "classical"
     time_class_reason: str = ""
 
+    def __post_init__(self) -> None:
+        self._share_strings()
+
+    def _share_strings(self) -> None:
+        # A corpus repeats a few thousand move strings millions of times: one copy of each.
+        object.__setattr__(self, "moves", tuple(map(sys.intern, self.moves)))
+        object.__setattr__(self, "sans", tuple(map(sys.intern, self.sans)))
+        tags = {sys.intern(k): sys.intern(v) for k, v in self.tags.items()}
+        object.__setattr__(self, "tags", MappingProxyType(tags))
+
     def __getstate__(self) -> dict[str, object]:
         # mappingproxy does not pickle; the build cache stores records.
         state = dict(self.__dict__)
@@ -86,7 +97,7 @@ class GameRecord:
     def __setstate__(self, state: dict[str, object]) -> None:
         for key, value in state.items():
             object.__setattr__(self, key, value)
-        object.__setattr__(self, "tags", MappingProxyType(dict(self.tags)))
+        self._share_strings()
 
     @property
     def plies(self) -> int:
