@@ -42,6 +42,7 @@ from site_builder.render.writer import WORK, recover_output
 from site_builder.sitedata import SiteData
 from site_builder.stats import BuildStats, Clock
 from site_builder.targets import OUTPUT_RECORD, check_location, output_record
+from site_builder.updates import advance, keep, report
 
 #: The manifest entries every family's numbers depend on (besides code and settings).
 DATA_KEYS = ("spec", "files", "players", "analysed", "problems")
@@ -217,6 +218,9 @@ def build(
             stats.partitions = dict(sorted(site.partitions.computed.items()))
         stats.elo_resumed = site.state.facts.get("elo_resumed", {})
         clock.lap("metrics")
+        # What changed since this output folder's last build (the "What's new" pages).
+        news = advance(site, build_cache, output_dir)
+        site.state.results["updates"] = news
         result, rendered = render_site(
             site,
             families,
@@ -228,6 +232,7 @@ def build(
             previous,
         )
         build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
+        keep(news, build_cache, output_dir)
         clock.lap("render")
     stats.pages = result.pages
     stats.written = result.written
@@ -236,4 +241,6 @@ def build(
         f"Wrote {output_dir}: {result.pages} pages, {w.rendered} rendered, "
         f"{len(w.changed)} files changed, {w.unchanged} unchanged, {len(w.removed)} removed."
     )
+    for line in report(news):
+        echo(line)
     return stats

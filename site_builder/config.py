@@ -29,6 +29,9 @@ class SiteSection:
     as_of: str = ""
     #: Rows of a list page; a longer list is split into pages (name.html, name-2.html, ...).
     rows_per_page: int = 2000
+    #: The address the site is published at ("https://example.org/chess/"), for the
+    #: absolute links of the feed (feed.xml); "" = links relative to the feed.
+    base_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -592,6 +595,15 @@ def _check_consistency(s: Settings) -> None:
         d = PgnDate.parse(s.site.as_of)
         if d.year is None or str(d) != s.site.as_of:
             raise ConfigError(f"[site] as_of = {s.site.as_of!r} is not a date like 2025.12.31")
+    if s.site.base_url:
+        from urllib.parse import urlsplit
+
+        u = urlsplit(s.site.base_url)
+        if u.scheme not in {"http", "https"} or not u.netloc or u.query or u.fragment:
+            raise ConfigError(
+                f"[site] base_url = {s.site.base_url!r} is not an http(s) address like "
+                '"https://example.org/chess/" (or "" for relative links)'
+            )
 
 
 def load_settings(

@@ -20,6 +20,7 @@ def metric_families() -> list[Family]:
         intrinsic_pages,
         quality_pages,
         results_pages,
+        update_pages,
     )
 
     return [
@@ -30,6 +31,8 @@ def metric_families() -> list[Family]:
         bayesian_pages.FAMILY,
         # Last: it reads the results of the families above.
         agreement_pages.FAMILY,
+        # The updates: set by the build after the metrics (it compares with the last build).
+        update_pages.FAMILY,
     ]
 
 
