@@ -392,22 +392,41 @@ def player_page_set(
 ) -> PageSet:
     """:func:`player_page` made only when what it reads changed: the player's games as
     listed, their ranks and summary, and each family's inputs for them."""
-    inputs = {
-        fam.name: Digested(
-            fam.player_inputs(site, name) if fam.player_inputs else fam.player_sections(site, name)
+
+    def made_inputs() -> dict[str, Digested]:
+        return {
+            fam.name: Digested(
+                fam.player_inputs(site, name)
+                if fam.player_inputs
+                else fam.player_sections(site, name)
+            )
+            for fam in families
+            if fam.player_sections is not None
+        }
+
+    inputs: list[dict[str, Digested]] = []  # made once, by the key or the pages
+
+    def inputs_once() -> dict[str, Digested]:
+        if not inputs:
+            inputs.append(made_inputs())
+        return inputs[0]
+
+    def key() -> Any:
+        return (
+            site.player_slugs[name],
+            # A row from the player's side is its game's common row plus fields made from it.
+            [_base_key(site, g) for g in games],
+            summary.player_summary(site, families, name),
+            summary.player_games_by_quality(site, name),
+            list(inputs_once().values()),
         )
-        for fam in families
-        if fam.player_sections is not None
-    }
-    key = (
-        site.player_slugs[name],
-        # A row from the player's side is its game's common row plus fields made from it.
-        [_base_key(site, g) for g in games],
-        summary.player_summary(site, families, name),
-        summary.player_games_by_quality(site, name),
-        list(inputs.values()),
+
+    return PageSet(
+        f"player|{name}",
+        key,
+        lambda: player_page(site, name, games, families, inputs_once()),
+        inputs.clear,
     )
-    return PageSet(f"player|{name}", key, lambda: player_page(site, name, games, families, inputs))
 
 
 # --- game page -----------------------------------------------------------------------------
@@ -568,19 +587,22 @@ def game_page_set(
     game_key = site.cache.game_keys.get(game.game_id)
     if not game_key:
         return game_page(site, game, families, neighbours)
-    sections = [
-        fam.game_inputs(site, game) if fam.game_inputs else fam.game_sections(site, game)
-        for fam in families
-        if fam.game_sections is not None
-    ]
-    key = (
-        game_key,
-        (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),
-        (game.source, game.line, sorted(game.tags.items())),
-        site.not_analysed.get(game.game_id, ""),
-        [_base_key(site, g) if g else None for g in (game, *neighbours)],
-        sections,
-    )
+
+    def key() -> Any:
+        sections = [
+            fam.game_inputs(site, game) if fam.game_inputs else fam.game_sections(site, game)
+            for fam in families
+            if fam.game_sections is not None
+        ]
+        return (
+            game_key,
+            (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),
+            (game.source, game.line, sorted(game.tags.items())),
+            site.not_analysed.get(game.game_id, ""),
+            [_base_key(site, g) if g else None for g in (game, *neighbours)],
+            sections,
+        )
+
     return PageSet(
         f"game|{game.game_id}", key, lambda: [game_page(site, game, families, neighbours)]
     )
@@ -794,15 +816,18 @@ def event_page_set(
 ) -> PageSet:
     """:func:`event_page` made only when what it reads changed: the event's games as listed,
     its players' performance columns, the families' sections and the games' quality."""
-    page_key = (
-        site.event_slugs[key],
-        [_base_key(site, g) for g in games],
-        [site.elos.get((g.game_id, p)) for g in games for p in (g.white, g.black)],
-        site.settings.results.performance_min_games,
-        summary.event_performance(site, families, key),
-        [fam.event_sections(site, key) for fam in families if fam.event_sections is not None],
-        summary.event_games_by_quality(site, key),
-    )
+
+    def page_key() -> Any:
+        return (
+            site.event_slugs[key],
+            [_base_key(site, g) for g in games],
+            [site.elos.get((g.game_id, p)) for g in games for p in (g.white, g.black)],
+            site.settings.results.performance_min_games,
+            summary.event_performance(site, families, key),
+            [fam.event_sections(site, key) for fam in families if fam.event_sections is not None],
+            summary.event_games_by_quality(site, key),
+        )
+
     return PageSet(f"event|{key}", page_key, lambda: event_page(site, key, games, families))
 
 

@@ -78,16 +78,15 @@ def render_site(
     )
     if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
-    if site.cache.store is not None and site.state.new_fragments:
-        with site.cache.store.transact():  # one commit for the fragments rendered in this build
-            for entry, html in site.state.new_fragments.items():
-                site.cache.store.set(entry, html)
+    _store_fragments(site)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 
 def _render_worker_hooks(site: SiteData) -> WorkerHooks:
     """A forked render worker reads the build cache through its own connection (an SQLite
-    connection must not be used across a fork) and sends back the fragments it rendered."""
+    connection must not be used across a fork). Each share's fragments go into the build cache
+    when the share ends, from whichever process rendered them, so none is held for the rest of
+    the build."""
 
     def start() -> None:
         keep(site.cache.store)
@@ -95,9 +94,16 @@ def _render_worker_hooks(site: SiteData) -> WorkerHooks:
             site.cache.store = BuildCache(site.cache.store.directory)
         site.state.new_fragments.clear()
 
-    def harvest() -> dict[str, Any]:
-        found = dict(site.state.new_fragments)
-        site.state.new_fragments.clear()
-        return found
+    def harvest() -> None:
+        _store_fragments(site)
 
-    return WorkerHooks(start, harvest, site.state.new_fragments.update)
+    return WorkerHooks(start, harvest, lambda _: None)
+
+
+def _store_fragments(site: SiteData) -> None:
+    """The fragments rendered since the last call, into the build cache in one commit."""
+    if site.cache.store is not None and site.state.new_fragments:
+        with site.cache.store.transact():
+            for entry, html in site.state.new_fragments.items():
+                site.cache.store.set(entry, html)
+    site.state.new_fragments.clear()

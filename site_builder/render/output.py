@@ -150,10 +150,6 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
     of every other share's)."""
     part = _Part()
     made: set[str] = set()  # folders created in staging
-    pages: list[Page] = []
-    # A templated page of a remade set: its set's key changed, so its bytes almost always
-    # did; it is rendered without a digest of its context, and recorded under the key.
-    keyed: dict[str, str] = {}
     env, common, before, old_files = job.env, job.common, job.before, job.old_files
 
     def unchanged(page: Page) -> bool:
@@ -162,52 +158,16 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
             return page.path in old_files and _same_bytes(old, page_bytes(page, env, common))
         return _page_digest(page, job.shared) == job.old_digests.get(page.path)
 
-    for i in indices:
-        item = job.items[i]
-        if not isinstance(item, PageSet):
-            pages.append(item)
-            continue
-        key = _inputs_digest(item.key, job.shared)
-        last = job.old_sets.get(item.name)
-        reuse = (
-            key is not None
-            and last is not None
-            and last[0] == key
-            and all(p in job.old_digests and p in old_files for p in last[1])
-        )
-        if not reuse or job.check:
-            fresh = item.make()
-            if reuse and last is not None:
-                stale = sorted(
-                    {p.path for p in fresh} ^ set(last[1])
-                    | {p.path for p in fresh if not unchanged(p)}
-                )
-                if stale:
-                    raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
-            if not reuse:
-                pages.extend(fresh)
-                if key is not None:
-                    part.sets[item.name] = (key, sorted(p.path for p in fresh))
-                    keyed.update((p.path, f"set {key}") for p in fresh if p.template)
-                continue
-        assert last is not None
-        part.sets[item.name] = last
-        part.sets_reused += 1
-        for path in last[1]:
-            part.digests[path] = job.old_digests[path]
-            part.reused += 1
-            part.unchanged += 1
-            part.written.append(path)
-    for page in sorted(pages, key=lambda p: p.path):
+    def emit(page: Page, digest: str | None) -> None:
+        """Render and place ``page`` unless its digest or its bytes are the last build's."""
         old = os.path.join(before, page.path) if page.path in old_files else None
-        digest = keyed.get(page.path) or _page_digest(page, job.shared)
         if digest is not None:
             part.digests[page.path] = digest
         if digest is not None and old is not None and job.old_digests.get(page.path) == digest:
             part.reused += 1
             part.unchanged += 1
             part.written.append(page.path)
-            continue
+            return
         data = page_bytes(page, env, common)
         if page.template:
             part.rendered += 1
@@ -217,6 +177,53 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
             _place(job.stage, page.path, data, made)
             part.changed.append(page.path)
         part.written.append(page.path)
+
+    # Each item is written before the next is made: a share never holds more than one
+    # subject's pages.
+    for i in indices:
+        item = job.items[i]
+        if not isinstance(item, PageSet):
+            emit(item, _page_digest(item, job.shared))
+            continue
+        key = _inputs_digest(item.key_value(), job.shared)
+        last = job.old_sets.get(item.name)
+        reuse = (
+            key is not None
+            and last is not None
+            and last[0] == key
+            and all(p in job.old_digests and p in old_files for p in last[1])
+        )
+        if not reuse or job.check:
+            fresh = item.make()
+            if item.release is not None:
+                item.release()
+            if reuse and last is not None:
+                stale = sorted(
+                    {p.path for p in fresh} ^ set(last[1])
+                    | {p.path for p in fresh if not unchanged(p)}
+                )
+                if stale:
+                    raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
+            if not reuse:
+                if key is not None:
+                    part.sets[item.name] = (key, sorted(p.path for p in fresh))
+                for page in fresh:
+                    # A templated page of a remade set: its set's key changed, so its bytes
+                    # almost always did; it is rendered without a digest of its context, and
+                    # recorded under the key.
+                    keyed = f"set {key}" if key is not None and page.template else None
+                    emit(page, keyed or _page_digest(page, job.shared))
+                continue
+        if item.release is not None:
+            item.release()
+        assert last is not None
+        part.sets[item.name] = last
+        part.sets_reused += 1
+        for path in last[1]:
+            part.digests[path] = job.old_digests[path]
+            part.reused += 1
+            part.unchanged += 1
+            part.written.append(path)
     if job.hooks is not None:
         part.extra = job.hooks.harvest()
     return part
@@ -242,6 +249,12 @@ def _worker_share(indices: list[int]) -> _Part:
 _SHARES_PER_PROCESS = 8
 
 
+def _shares(items: int, count: int) -> list[list[int]]:
+    """``items`` indices dealt round-robin into at most ``count`` shares."""
+    n = max(1, min(items, count))
+    return [list(range(k, items, n)) for k in range(n)]
+
+
 def _in_workers(job: _Job, workers: int) -> list[_Part]:
     """The items shared between this process and ``workers - 1`` forked ones, which inherit
     the job (page sets hold closures over the site, which cannot be sent to another
@@ -249,8 +262,7 @@ def _in_workers(job: _Job, workers: int) -> list[_Part]:
     family's pages. The workers take shares from the front of the queue, this process from
     the back (the shares it can still cancel), until they meet."""
     global _JOB
-    n = min(len(job.items), workers * _SHARES_PER_PROCESS)
-    shares = [list(range(k, len(job.items), n)) for k in range(n)]
+    shares = _shares(len(job.items), workers * _SHARES_PER_PROCESS)
     _JOB = job
     try:
         with fork_pool(workers - 1, _worker_start) as pool:
@@ -314,8 +326,8 @@ def write_site(
         if hooks is not None:
             for part in parts:
                 hooks.absorb(part.extra)
-    else:
-        parts = [_write_share(job, range(len(items)))]
+    else:  # in shares too: the hooks run after each
+        parts = [_write_share(job, share) for share in _shares(len(items), _SHARES_PER_PROCESS)]
     stats = WriteStats()
     digests: dict[str, str] = {}
     sets: dict[str, tuple[str, list[str]]] = {}

@@ -87,11 +87,18 @@ class Digested:
 class PageSet:
     """The pages of one subject (a player, a game), made only when ``key`` differs from the
     last build's: ``key`` holds everything ``make()`` reads besides code, templates and settings,
-    and is much cheaper to build than the pages."""
+    and is much cheaper to build than the pages. ``key`` may be a function making it: it is
+    then made where the set is written (in a worker) and dropped once digested, so the
+    build never holds every subject's key at once."""
 
     name: str
     key: Any
     make: Callable[[], list[Page]]
+    #: Drops what the key and the pages shared, once the set is written or kept.
+    release: Callable[[], None] | None = None
+
+    def key_value(self) -> Any:
+        return self.key() if callable(self.key) else self.key
 
 
 def expand(items: Sequence[Page | PageSet]) -> list[Page]:
