@@ -471,12 +471,15 @@ def summary_lines(update: Update, movers: int = 3) -> list[str]:
     def fmt(value: float | None, digits: int) -> str:
         return "n/a" if value is None else f"{value:.{digits}f}"
 
+    def count(n: int, what: str) -> str:
+        return f"{n} {what}{'' if n == 1 else 's'}"
+
     out = [
-        f"What's new ({update.date}): {len(update.new_games)} new games, "
-        f"{len(update.removed_games)} removed; {len(update.new_events)} new events, "
+        f"What's new ({update.date}): {count(len(update.new_games), 'new game')}, "
+        f"{len(update.removed_games)} removed; {count(len(update.new_events), 'new event')}, "
         f"{len(update.removed_events)} removed; see {update.path}"
     ]
-    out += [f"  new event: {e.key} ({e.games} games)" for e in update.new_events]
+    out += [f"  new event: {e.key} ({count(e.games, 'game')})" for e in update.new_events]
     out += [f"  removed event: {e.key}" for e in update.removed_events]
     if update.settings_changed:
         out.append(

@@ -146,8 +146,8 @@ def test_update_record_games_events_date_and_id() -> None:
     assert back.date == old.as_of  # no new game: the as-of date
     assert not u.settings_changed
     lines = summary_lines(u)
-    assert lines[0].startswith("What's new (2021.03.??): 2 new games, 0 removed; 1 new events")
-    assert "  new event: New 2021 (1 games)" in lines
+    assert lines[0].startswith("What's new (2021.03.??): 2 new games, 0 removed; 1 new event,")
+    assert "  new event: New 2021 (1 game)" in lines
     assert any(line.startswith("  Play quality index: entered 1 (Y)") for line in lines)
 
 
@@ -329,8 +329,7 @@ def test_the_build_prints_the_update(scenario: Scenario) -> None:
     assert len(head) == 1
     lines = printed[head[0] :]
     assert lines[0] == (
-        f"What's new (2022.01.30): 87 new games, 0 removed; 1 new events, 0 removed; "
-        f"see {u['path']}"
+        f"What's new (2022.01.30): 87 new games, 0 removed; 1 new event, 0 removed; see {u['path']}"
     )
     assert f"  new event: {EVENT} (87 games)" in lines
     quality = next(c for c in u["lists"] if c["key"] == "quality")
@@ -409,3 +408,19 @@ def test_update_page_opens_from_the_home_page_link(scenario: Scenario) -> None:
         assert log.errors == [] and log.dialogs == []
         assert [r for r in log.requests if not r.startswith("file://")] == []
         page.close()
+
+
+@pytest.mark.engine
+@requires_engine
+def test_the_feed_validates_and_keeps_its_entries_ids(scenario: Scenario) -> None:
+    from tests.test_feed import NS, check_feed
+
+    s = scenario
+    feeds = [check_feed(files["feed.xml"]) for files in s.files]
+    ids = [f.xpath("a:entry/a:id/text()", namespaces=NS) for f in feeds]
+    assert ids[0] == []
+    assert ids[1] == [u["id"] for u in s.history[1]["updates"]]
+    assert ids[2] == [u["id"] for u in s.history[2]["updates"]]
+    assert len(ids[2]) == 2 and ids[2][1:] == ids[1]  # the third build kept the second's id
+    for href in feeds[2].xpath("a:entry/a:link/@href", namespaces=NS):
+        assert (s.out / href).is_file(), href
