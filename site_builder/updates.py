@@ -50,6 +50,8 @@ BEST = 3
 #: Namespace of the updates' UUIDs (uuid5 of an update's digest): never change it, it keeps
 #: every feed entry's id.
 NAMESPACE = uuid.UUID("5b0f3c1e-8a57-4d2e-9f1c-2d6a0e7b4c19")
+#: The published history, in the output folder.
+HISTORY = "updates.json"
 #: Settings sections that change no number (titles, paging, the move store's layout).
 PRESENTATION_SECTIONS = ("site", "build")
 
@@ -532,6 +534,62 @@ def history_json(history: Sequence[Update]) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
+def history_from_json(data: bytes) -> tuple[Update, ...]:
+    """The updates of a published ``updates.json`` (:func:`history_json`); () when it is not
+    one of this schema."""
+
+    def games(xs: list[dict[str, Any]]) -> tuple[GameRef, ...]:
+        return tuple(GameRef(**x) for x in xs)
+
+    def events(xs: list[dict[str, Any]]) -> tuple[EventRef, ...]:
+        return tuple(
+            EventRef(
+                **{
+                    **x,
+                    "best": tuple(
+                        (str(m), tuple(Performance(**p) for p in perfs)) for m, perfs in x["best"]
+                    ),
+                }
+            )
+            for x in xs
+        )
+
+    def moves(xs: list[dict[str, Any]]) -> tuple[Move, ...]:
+        return tuple(Move(**x) for x in xs)
+
+    try:
+        found = json.loads(data)
+        if found.get("schema") != SCHEMA:
+            return ()
+        out = []
+        for u in found["updates"]:
+            fields = {f.name: u[f.name] for f in dataclasses.fields(Update)}
+            lists = tuple(
+                ListChange(
+                    **{
+                        **c,
+                        **{k: moves(c[k]) for k in ("entered", "left", "by_rank", "by_value")},
+                    }
+                )
+                for c in u["lists"]
+            )
+            out.append(
+                Update(
+                    **{
+                        **fields,
+                        "new_games": games(u["new_games"]),
+                        "removed_games": games(u["removed_games"]),
+                        "new_events": events(u["new_events"]),
+                        "removed_events": events(u["removed_events"]),
+                        "lists": lists,
+                    }
+                )
+            )
+        return tuple(out)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return ()
+
+
 # --- the IO shell: the build cache --------------------------------------------------------
 
 
@@ -556,7 +614,11 @@ def advance(site: SiteData, build_cache: BuildCache, output_dir: Path) -> Progre
     same output folder (read from the build cache; nothing is written here)."""
     snap_key, hist_key = _keys(output_dir)
     old = build_cache.get(snap_key)
-    history = tuple(build_cache.get(hist_key) or ())
+    kept = build_cache.get(hist_key)
+    if kept is None:  # a new build cache: the history the folder published, if any
+        published = output_dir / HISTORY
+        kept = history_from_json(published.read_bytes()) if published.is_file() else ()
+    history = tuple(kept)
     new = snapshot(site)
     if not isinstance(old, Snapshot):
         return Progress(new, None, history, first=True)

@@ -23,8 +23,11 @@ from site_builder.updates import (
     EventRef,
     GameRef,
     Listing,
+    Performance,
     Snapshot,
     diff,
+    history_from_json,
+    history_json,
     list_change,
     rfc3339,
     summary_lines,
@@ -151,6 +154,27 @@ def test_update_record_games_events_date_and_id() -> None:
     assert any(line.startswith("  Play quality index: entered 1 (Y)") for line in lines)
 
 
+def test_published_history_reads_back() -> None:
+    """updates.json holds every field: a new build cache takes the history from it."""
+    best = (("quality", (Performance("Y", "players/y.html", 71.5),)),)
+    old = _snapshot({"quality": [("X", 50.0), ("Z", 1.0)]}, [_game("g1", "2020.01.01", "Old")])
+    new = replace(
+        _snapshot({"quality": [("Y", 60.0), ("X", 49.0)]}, [_game("g1", "2020.01.01", "Old")]),
+        events=(
+            EventRef("Old", "events/old.html", 1, "", ""),
+            EventRef("N", "e/n.html", 2, "a", "b", best),
+        ),
+    )
+    u1 = diff(old, new)
+    u2 = diff(new, old, u1.id if u1 else "")
+    assert u1 is not None and u2 is not None
+    history = (u2, u1)
+    assert history_from_json(history_json(history)) == history
+    assert history_from_json(b"{not json") == ()
+    assert history_from_json(b'{"schema": 0, "updates": []}') == ()
+    assert history_from_json(b'{"schema": 1, "updates": [{"id": 1}]}') == ()
+
+
 def test_rfc3339() -> None:
     assert rfc3339("2014.09.06") == "2014-09-06T00:00:00Z"
     assert rfc3339("1886.??.??") == "1886-01-01T00:00:00Z"
@@ -230,6 +254,11 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
     # A method change, no new game: [quality] min_games 5 → 12.
     with (content / "site.toml").open("a", encoding="utf-8") as f:
         f.write("\n[quality]\nmin_games = 12\n")
+    run(out, root / "cache")
+    # The build cache lost: the history comes back from the published updates.json.
+    from site_builder.analysis.stage import build_cache_dir
+
+    shutil.rmtree(build_cache_dir(root / "cache"))
     run(out, root / "cache")
     yield s
 
@@ -424,3 +453,12 @@ def test_the_feed_validates_and_keeps_its_entries_ids(scenario: Scenario) -> Non
     assert len(ids[2]) == 2 and ids[2][1:] == ids[1]  # the third build kept the second's id
     for href in feeds[2].xpath("a:entry/a:link/@href", namespaces=NS):
         assert (s.out / href).is_file(), href
+
+
+@pytest.mark.engine
+@requires_engine
+def test_the_history_survives_a_lost_build_cache(scenario: Scenario) -> None:
+    s = scenario
+    assert s.history[3] == s.history[2] and len(s.history[3]["updates"]) == 2
+    assert s.files[3] == s.files[2]  # every update page, the list, the JSON and the feed
+    assert s.printed[3][-1].startswith("What's new: the first build of this output folder")

@@ -15,7 +15,15 @@ from typing import Any
 
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, SiteData
-from site_builder.updates import NAMESPACE, Progress, Update, history_json, rfc3339, summary_lines
+from site_builder.updates import (
+    HISTORY,
+    NAMESPACE,
+    Progress,
+    Update,
+    history_json,
+    rfc3339,
+    summary_lines,
+)
 
 #: The key of the build's :class:`~site_builder.updates.Progress` in ``site.state.results``.
 RESULT = "updates"
@@ -68,7 +76,7 @@ def pages(site: SiteData) -> list[Page]:
                 "as_of": as_of,
             },
         ),
-        Page("updates.json", "", {"bytes": history_json(history)}),
+        Page(HISTORY, "", {"bytes": history_json(history)}),
     ]
     for i, u in enumerate(history):
         newer = history[i - 1] if i > 0 else None
