@@ -12,6 +12,7 @@ builds; :func:`default_cache_dir` and :func:`build_cache_dir` say where the cach
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import hashlib
 from collections import Counter
@@ -31,6 +32,7 @@ from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_p
 from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
+from site_builder.forked import fork_pool, keep, processes
 from site_builder.incremental import BuildCache, collector_paused, digest
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
@@ -288,46 +290,108 @@ def gather_moves(
     build_cache: BuildCache | None,
     row_keys: Mapping[str, str],
     keep: Callable[[list[dict[str, Any]]], None],
+    workers: int = 1,
 ) -> set[str]:
     """The fully analysed games among ``games``, each one's move rows handed to ``keep``
     (and kept in the build cache under ``row_keys``); the others get a reason in
     ``not_analysed``. ``plies_of(game_id)``: the game's analysed plies, asked for only when
-    its rows are not kept."""
+    its rows are not kept. Rows not kept are made in ``workers`` processes."""
     done: set[str] = set()
+    todo: list[GameRecord] = []
     for game in games:
-        key = row_keys[game.game_id]
-        if build_cache is not None:
-            cached = build_cache.get(key)
-            if cached is not None:
-                keep(cached)
-                done.add(game.game_id)
-                continue
-        game_rows = []
-        board = chess.Board()
-        replayed = 0
-        for ply in plies_of(game.game_id):
-            lines = cache.lookup(spec, ply.position)
-            if lines is None:
-                break
-            in_lines = any(line[0] == ply.played for line in lines["lines"])
-            single = None if in_lines else cache.lookup(spec, ply.position, ply.played)
-            if not in_lines and single is None:
-                lines = None
-                break
-            row = move_row(game, ply, lines, single, mate_cp)
-            while replayed < ply.ply:  # the board before this ply, for the best move's SAN
-                board.push(chess.Move.from_uci(game.moves[replayed]))
-                replayed += 1
-            row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
-            game_rows.append(row)
-        else:
-            keep(game_rows)
+        cached = build_cache.get(row_keys[game.game_id]) if build_cache is not None else None
+        if cached is not None:
+            keep(cached)
             done.add(game.game_id)
-            if build_cache is not None:
-                build_cache.set(key, game_rows)
-            continue
-        not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
+        else:
+            todo.append(game)
+    for start in range(0, len(todo), _GAMES_PER_ROUND):
+        chunk = todo[start : start + _GAMES_PER_ROUND]
+        made = in_processes(
+            _rows_task,
+            [(g, plies_of(g.game_id)) for g in chunk],
+            workers,
+            {"cache": cache, "spec": spec, "mate_cp": mate_cp},
+        )
+        with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
+            for game, game_rows in zip(chunk, made, strict=True):
+                if game_rows is None:
+                    not_analysed[game.game_id] = (
+                        "analysis incomplete (a position failed or is missing)"
+                    )
+                    continue
+                keep(game_rows)
+                done.add(game.game_id)
+                if build_cache is not None:
+                    build_cache.set(row_keys[game.game_id], game_rows)
     return done
+
+
+def game_rows(
+    game: GameRecord, plies: list[Ply], spec: AnalysisSpec, cache: EvalCache, mate_cp: int
+) -> list[dict[str, Any]] | None:
+    """The move rows of a game's analysed ``plies``; None when a position's analysis is
+    missing."""
+    rows = []
+    board = chess.Board()
+    replayed = 0
+    for ply in plies:
+        lines = cache.lookup(spec, ply.position)
+        if lines is None:
+            return None
+        in_lines = any(line[0] == ply.played for line in lines["lines"])
+        single = None if in_lines else cache.lookup(spec, ply.position, ply.played)
+        if not in_lines and single is None:
+            return None
+        row = move_row(game, ply, lines, single, mate_cp)
+        while replayed < ply.ply:  # the board before this ply, for the best move's SAN
+            board.push(chess.Move.from_uci(game.moves[replayed]))
+            replayed += 1
+        row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
+        rows.append(row)
+    return rows
+
+
+#: Games a round of workers takes: what the build holds of their plies and rows at once.
+_GAMES_PER_ROUND = 2000
+#: Below this many items the work stays in the build's process.
+_FEW = 64
+
+#: What the stage's forked workers read (set just before they fork; the evaluation cache is
+#: opened again in each, as an SQLite connection must not cross a fork).
+_WORK: dict[str, Any] = {}
+
+
+def _reopen() -> None:
+    cache = _WORK.get("cache")
+    if isinstance(cache, EvalCache):
+        keep(cache)
+        _WORK["cache"] = EvalCache(cache.directory)
+
+
+def _rows_task(task: tuple[GameRecord, list[Ply]]) -> list[dict[str, Any]] | None:
+    game, plies = task
+    return game_rows(game, plies, _WORK["spec"], _WORK["cache"], _WORK["mate_cp"])
+
+
+def _plies_task(task: tuple[GameRecord, int | None]) -> list[Ply]:
+    return game_plies(*task)
+
+
+def in_processes(
+    work: Callable[[Any], Any], items: list[Any], workers: int, context: dict[str, Any]
+) -> list[Any]:
+    """``work(item)`` of each item, in order: in ``workers`` processes forked from this one
+    (``context`` is what ``work`` reads from ``_WORK``), or here for a few items."""
+    _WORK.clear()
+    _WORK.update(context)
+    try:
+        if workers <= 1 or len(items) < _FEW:
+            return [work(item) for item in items]
+        with fork_pool(workers, _reopen) as pool:
+            return list(pool.map(work, items, chunksize=max(1, len(items) // (workers * 4))))
+    finally:
+        _WORK.clear()
 
 
 def rows_key(
@@ -371,16 +435,27 @@ def cached_plies(
     keys_from: dict[str, int | None],
     build_cache: BuildCache | None,
     fingerprints: dict[str, str],
+    workers: int = 1,
 ) -> dict[str, list[Ply]]:
+    """Every ply of these games: kept in the build cache, or made (in ``workers``
+    processes) and kept."""
     out = {}
+    todo = []
     for g in games:
         key = ply_key(fingerprints[g.game_id], keys_from[g.game_id])
         found = build_cache.get(key) if build_cache is not None else None
         if found is None:
-            found = game_plies(g, keys_from[g.game_id])
-            if build_cache is not None:
-                build_cache.set(key, found)
-        out[g.game_id] = found
+            todo.append(g)
+        else:
+            out[g.game_id] = found
+    for start in range(0, len(todo), _GAMES_PER_ROUND):
+        chunk = todo[start : start + _GAMES_PER_ROUND]
+        made = in_processes(_plies_task, [(g, keys_from[g.game_id]) for g in chunk], workers, {})
+        with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
+            for g, plies in zip(chunk, made, strict=True):
+                if build_cache is not None:
+                    build_cache.set(ply_key(fingerprints[g.game_id], keys_from[g.game_id]), plies)
+                out[g.game_id] = plies
     return out
 
 
@@ -469,7 +544,9 @@ def _prepare(
     def plies_of(ids: Iterable[str]) -> dict[str, list[Ply]]:
         """The analysed plies of these games (the build cache keeps every game's plies)."""
         with collector_paused():
-            found = cached_plies([by_id[i] for i in ids], keys_from, build_cache, fingerprints)
+            found = cached_plies(
+                [by_id[i] for i in ids], keys_from, build_cache, fingerprints, processes()
+            )
         return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
 
     def plies_of_game(gid: str) -> list[Ply]:
@@ -674,7 +751,16 @@ def write_moves(
     try:
         fresh = [g for g in games if g.game_id not in complete]
         analysed = complete | gather_moves(
-            fresh, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys, writer.add
+            fresh,
+            plies_of,
+            spec,
+            cache,
+            mate_cp,
+            not_analysed,
+            build_cache,
+            row_keys,
+            writer.add,
+            processes(),
         )
         n = store.partitions
         members: dict[int, dict[str, list[str]]] = {}
