@@ -163,9 +163,11 @@ class _Aside:
 _ASIDE: tuple[_Metrics, list[Family]] | None = None
 
 
-def _compute_aside() -> _Aside:
+def _compute_aside(which: int) -> _Aside:
+    """In a forked worker: the ``which``-th of the families computed aside."""
     assert _ASIDE is not None
-    state, families = _ASIDE
+    state, aside = _ASIDE
+    families = [aside[which]]
     site = state.site
     if isinstance(state.build_cache, BuildCache):
         keep(state.build_cache)
@@ -208,23 +210,26 @@ def _compute_metrics(
         if families[first : first + len(aside)] != aside:
             raise ValueError("the families computed in a worker must be listed together")
         _ASIDE = (state, aside)
+        found: list[_Aside | None] = []
         try:
-            with fork_pool(1) as pool:
-                future = pool.submit(_compute_aside)
-                # An error here ends the worker at once (fork_pool): a bad setting is not
-                # reported after the worker's families.
+            # One worker per family: they read no other family's results.
+            with fork_pool(len(aside)) as pool:
+                futures = [pool.submit(_compute_aside, i) for i in range(len(aside))]
+                # An error here ends the workers at once (fork_pool): a bad setting is not
+                # reported after the workers' families.
                 for fam in families[:first]:
                     state.run(fam)
-                try:
-                    got: _Aside | None = future.result()
-                except BrokenProcessPool:  # the worker died: its families here
-                    got = None
+                for future in futures:
+                    try:
+                        found.append(future.result())
+                    except BrokenProcessPool:  # a worker died: its family here
+                        found.append(None)
         finally:
             _ASIDE = None
-        if got is None:
-            for fam in aside:
+        for fam, got in zip(aside, found, strict=True):
+            if got is None:
                 state.run(fam)
-        else:
+                continue
             site.state.results.update(got.results)
             state.keys.update(got.keys)
             state.fresh |= got.fresh
