@@ -131,7 +131,7 @@ class Snapshot:
     listings: tuple[Listing, ...]
     games: tuple[GameRef, ...]  #: by game id
     events: tuple[EventRef, ...]  #: by key
-    players: tuple[tuple[str, str], ...]  #: (player, page path) of every listed player
+    players: tuple[tuple[str, str], ...]  #: (player, page path) of every player of the site
     schema: int = SCHEMA
 
     @property
@@ -328,7 +328,6 @@ def snapshot(site: SiteData) -> Snapshot:
     """The snapshot of a site whose families are computed."""
     rows = list_rows(site.state.results)
     listings = tuple(Listing(s.key, tuple(rows.get(s.key, []))) for s in LISTS)
-    listed = sorted({p for lst in listings for p, _ in lst.rows})
     games = tuple(
         GameRef(
             g.game_id,
@@ -347,7 +346,7 @@ def snapshot(site: SiteData) -> Snapshot:
         listings=listings,
         games=games,
         events=event_refs(site),
-        players=tuple((p, site.player_path(p)) for p in listed),
+        players=tuple((p, site.player_path(p)) for p in sorted(site.player_slugs)),
     )
 
 
@@ -433,7 +432,7 @@ def diff(old: Snapshot, new: Snapshot, previous_id: str = "") -> Update | None:
     removed = tuple(g for gid, g in sorted(old_games.items()) if gid not in new_games)
     old_events = {e.key: e for e in old.events}
     new_events = {e.key: e for e in new.events}
-    paths = dict(old.players) | dict(new.players)
+    paths = dict(new.players)  # a player no longer in the site has no page to link
     old_lists = {(lst.key, lst.edition): lst.rows for lst in old.listings}
     changes = []
     for lst in new.listings:
@@ -588,6 +587,13 @@ def history_from_json(data: bytes) -> tuple[Update, ...]:
         return tuple(out)
     except (ValueError, TypeError, KeyError, AttributeError):
         return ()
+
+
+def is_history(path: str) -> bool:
+    """A file of the output made from the folder's history of updates (the What's new pages,
+    ``updates.json``, ``feed.xml``): unlike every other page, it depends on the builds made
+    into the folder before, not only on the content."""
+    return path in {"updates.html", HISTORY, "feed.xml"} or path.startswith("updates/")
 
 
 # --- the IO shell: the build cache --------------------------------------------------------

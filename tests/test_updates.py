@@ -28,6 +28,7 @@ from site_builder.updates import (
     diff,
     history_from_json,
     history_json,
+    is_history,
     list_change,
     rfc3339,
     summary_lines,
@@ -175,6 +176,19 @@ def test_published_history_reads_back() -> None:
     assert history_from_json(b'{"schema": 1, "updates": [{"id": 1}]}') == ()
 
 
+def test_a_player_gone_from_the_site_is_not_linked() -> None:
+    old = replace(
+        _snapshot({"quality": [("X", 50.0), ("Z", 40.0)]}),
+        players=(("X", "players/x.html"), ("Z", "players/z.html")),
+    )
+    new = replace(_snapshot({"quality": [("X", 51.0)]}), players=(("X", "players/x.html"),))
+    u = diff(old, new)
+    assert u is not None
+    (change,) = u.lists
+    assert [(m.player, m.path) for m in change.left] == [("Z", "")]
+    assert [(m.player, m.path) for m in change.by_value] == [("X", "players/x.html")]
+
+
 def test_rfc3339() -> None:
     assert rfc3339("2014.09.06") == "2014-09-06T00:00:00Z"
     assert rfc3339("1886.??.??") == "1886-01-01T00:00:00Z"
@@ -278,7 +292,7 @@ def test_first_build_records_no_update_and_says_so(scenario: Scenario) -> None:
     assert scenario.history[0]["updates"] == []
     assert "updates/" not in "".join(scenario.files[0])
     page = _text(scenario.files[0]["updates.html"].decode())
-    assert "This is the first build of this site" in page and "records no update" in page
+    assert "No update yet: the first build of the site" in page
     assert scenario.printed[0][-1].startswith("What's new: the first build of this output folder")
 
 
@@ -461,4 +475,18 @@ def test_the_history_survives_a_lost_build_cache(scenario: Scenario) -> None:
     s = scenario
     assert s.history[3] == s.history[2] and len(s.history[3]["updates"]) == 2
     assert s.files[3] == s.files[2]  # every update page, the list, the JSON and the feed
+    # What a comparison with a build from scratch leaves out (tests/test_incremental.py).
+    assert all(is_history(p) for p in s.files[3]) and not is_history("index.html")
     assert s.printed[3][-1].startswith("What's new: the first build of this output folder")
+
+
+@pytest.mark.engine
+@requires_engine
+def test_no_broken_links_and_every_update_page_is_linked(scenario: Scenario) -> None:
+    from tests.linkcheck import check_site
+
+    report = check_site(scenario.out)
+    assert [str(b) for b in report.broken] == []
+    updates = {p.relative_to(scenario.out).as_posix() for p in scenario.out.glob("updates/*.html")}
+    assert len(updates) == 2 and updates <= report.targets
+    assert {"updates.html", "feed.xml", "updates.json"} <= report.targets

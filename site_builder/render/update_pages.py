@@ -64,7 +64,6 @@ def pages(site: SiteData) -> list[Page]:
     progress: Progress | None = site.state.results.get(RESULT)
     history = progress.history if progress is not None else ()
     as_of = progress.snapshot.as_of if progress is not None else str(site.as_of)
-    first = progress is not None and progress.first and not history
     out = [
         Page(
             "updates.html",
@@ -72,7 +71,6 @@ def pages(site: SiteData) -> list[Page]:
             {
                 "title": "What's new",
                 "updates": [(u, _entry_title(u)) for u in history],
-                "first": first,
                 "as_of": as_of,
             },
         ),
