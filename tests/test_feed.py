@@ -68,15 +68,32 @@ def _history() -> tuple[Any, ...]:
     return u2, u1
 
 
-def _feed(history: tuple[Any, ...], base_url: str = "") -> bytes:
+def _render(history: tuple[Any, ...], base_url: str = "") -> dict[str, bytes]:
+    """Every page of the updates, rendered as the build renders them."""
     settings = settings_from_dict({"site": {"base_url": base_url, "title": "T & <t>"}})
     progress = Progress(S3, history[0] if history else None, history, first=not history)
     site = SimpleNamespace(
         settings=settings, as_of="2025.06.30", state=SimpleNamespace(results={"updates": progress})
     )
-    (feed,) = [p for p in pages(site) if p.path == "feed.xml"]  # type: ignore[arg-type]
     common = {"site": settings.site, "settings": settings, "nav": [], "version": "0"}
-    return page_bytes(feed, environment(), common)
+    env = environment()
+    return {p.path: page_bytes(p, env, common) for p in pages(site)}  # type: ignore[arg-type]
+
+
+def _feed(history: tuple[Any, ...], base_url: str = "") -> bytes:
+    return _render(history, base_url)["feed.xml"]
+
+
+def test_update_pages_show_pgn_strings_as_text() -> None:
+    history = _history()
+    rendered = _render(history)
+    assert sorted(rendered) == sorted(
+        ["feed.xml", "updates.html", "updates.json", *(u.path for u in history)]
+    )
+    for path, data in rendered.items():  # updates.json holds every text as read, as data
+        assert (b"<script>alert" in data) == (path == "updates.json"), path
+    page = rendered[history[1].path].decode()
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; Co" in page
 
 
 def test_feed_is_valid_atom_with_the_updates_ids() -> None:
