@@ -163,11 +163,9 @@ class _Aside:
 _ASIDE: tuple[_Metrics, list[Family]] | None = None
 
 
-def _compute_aside(which: int) -> _Aside:
-    """In a forked worker: the ``which``-th of the families computed aside."""
+def _compute_aside() -> _Aside:
     assert _ASIDE is not None
-    state, aside = _ASIDE
-    families = [aside[which]]
+    state, families = _ASIDE
     site = state.site
     if isinstance(state.build_cache, BuildCache):
         keep(state.build_cache)
@@ -210,26 +208,23 @@ def _compute_metrics(
         if families[first : first + len(aside)] != aside:
             raise ValueError("the families computed in a worker must be listed together")
         _ASIDE = (state, aside)
-        found: list[_Aside | None] = []
         try:
-            # One worker per family: they read no other family's results.
-            with fork_pool(len(aside)) as pool:
-                futures = [pool.submit(_compute_aside, i) for i in range(len(aside))]
-                # An error here ends the workers at once (fork_pool): a bad setting is not
-                # reported after the workers' families.
+            with fork_pool(1) as pool:
+                future = pool.submit(_compute_aside)
+                # An error here ends the worker at once (fork_pool): a bad setting is not
+                # reported after the worker's families.
                 for fam in families[:first]:
                     state.run(fam)
-                for future in futures:
-                    try:
-                        found.append(future.result())
-                    except BrokenProcessPool:  # a worker died: its family here
-                        found.append(None)
+                try:
+                    got: _Aside | None = future.result()
+                except BrokenProcessPool:  # the worker died: its families here
+                    got = None
         finally:
             _ASIDE = None
-        for fam, got in zip(aside, found, strict=True):
-            if got is None:
+        if got is None:
+            for fam in aside:
                 state.run(fam)
-                continue
+        else:
             site.state.results.update(got.results)
             state.keys.update(got.keys)
             state.fresh |= got.fresh
