@@ -7,7 +7,7 @@ already in the shipped analysis and no engine runs. For each N the benchmark bui
 new cache), rebuilds with nothing changed, then adds one tournament (its analysis made once
 beforehand, so engine time is excluded) and rebuilds. Each build is a `site-builder build`
 process; its peak memory is the largest sum of RSS over the whole process tree (workers
-included), sampled every 0.1 s.
+included), sampled every 0.1 s; its PSS every second (reading it walks the page tables).
 
 Judged by: ms of wall time per game of the cold build at the largest N (target 8 ms), the
 peak RSS at the largest N (target 4 GB) and its growth from the second-largest N (target
@@ -112,37 +112,51 @@ def make_corpus(root: Path, copies: int, shift_years: int = 0) -> tuple[Path, in
     return content, games
 
 
-def _tree_memory(proc: psutil.Process) -> tuple[int, int]:
-    """RSS and PSS summed over the process tree. RSS counts a page shared by a forked worker
-    and the build once per process; PSS splits it among them, so its sum is what the tree
-    occupies."""
-    rss = pss = 0
+def _tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int]:
+    """RSS and (with ``pss``) PSS summed over the process tree. RSS counts a page shared by a
+    forked worker and the build once per process; PSS splits it among them, so its sum is
+    what the tree occupies. PSS is read from each process's page tables, which costs the
+    measured processes time: it is sampled less often than RSS."""
+    rss_sum = pss_sum = 0
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
         return 0, 0
     for p in procs:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            info = p.memory_full_info()
-            rss += info.rss
-            pss += getattr(info, "pss", info.rss)
-    return rss, pss
+            if pss:
+                info = p.memory_full_info()
+                pss_sum += getattr(info, "pss", info.rss)
+            else:
+                info = p.memory_info()
+            rss_sum += info.rss
+    return rss_sum, pss_sum
+
+
+#: Seconds between samples of the tree's RSS, and between samples of its PSS.
+RSS_EVERY, PSS_EVERY = 0.1, 1.0
 
 
 def timed_build(content: Path, output: Path, cache: Path) -> Run:
     """One `site-builder build` process: wall time, peak tree RSS, its phases, the output."""
     command = [sys.executable, "-m", "site_builder", "build", "--no-progress"]
     command += ["--content", str(content), "--output", str(output), "--cache", str(cache)]
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    watched = psutil.Process(proc.pid)
-    peak = peak_pss = 0
-    while proc.poll() is None:
-        rss, pss = _tree_memory(watched)
-        peak, peak_pss = max(peak, rss), max(peak_pss, pss)
-        time.sleep(0.1)
-    wall = time.perf_counter() - start
-    printed = proc.stdout.read() if proc.stdout else ""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
+        watched = psutil.Process(proc.pid)
+        peak = peak_pss = 0
+        next_pss = start
+        while proc.poll() is None:
+            now = time.perf_counter()
+            rss, pss = _tree_memory(watched, now >= next_pss)
+            if now >= next_pss:
+                next_pss = now + PSS_EVERY
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
+            time.sleep(RSS_EVERY)
+        wall = time.perf_counter() - start
+        log.seek(0)
+        printed = log.read()
     if proc.returncode != 0:
         raise RuntimeError(f"build failed ({proc.returncode}):\n{printed[-3000:]}")
     phases = {}
