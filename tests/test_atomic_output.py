@@ -9,8 +9,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -20,9 +22,20 @@ from site_builder.targets import OUTPUT_RECORD, read_record
 from tests.conftest import DATA, requires_engine
 from tests.test_incremental import _tree
 
+#: Each build's stderr, in a file: a pipe read only at the end would fill and stop a build
+#: that writes much (a traceback from every worker).
+_LOGS: dict[int, IO[bytes]] = {}
+
+
+def _errors(proc: subprocess.Popen[bytes]) -> str:
+    log = _LOGS[proc.pid]
+    log.seek(0)
+    return log.read().decode(errors="replace")
+
 
 def _build(content: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (open while the build runs)
+    proc = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -37,8 +50,10 @@ def _build(content: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
             "--no-progress",
         ],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
+    _LOGS[proc.pid] = log
+    return proc
 
 
 @requires_engine
@@ -47,7 +62,7 @@ def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
     shutil.copytree(DATA / "small-site", content)
     out, cache = tmp_path / "output", tmp_path / "cache"
     first = _build(content, out, cache)
-    assert first.wait(timeout=900) == 0, first.stderr.read() if first.stderr else ""
+    assert first.wait(timeout=900) == 0, _errors(first)
     previous = _tree(out)
     assert not (out / WORK).exists()
 
