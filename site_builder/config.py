@@ -349,6 +349,22 @@ class BayesianSection:
             raise ConfigError("[bayesian] fine_step must not exceed coarse_step")
 
 
+#: The periods an edition can be published at: months between two editions.
+EDITION_PERIODS = {"monthly": 1, "quarterly": 3, "yearly": 12}
+
+
+@dataclass(frozen=True)
+class EditionsSection:
+    """Editions of the rating lists through time (issue 20): each list as it stood at the
+    start of every period since ``since``, from the games played before."""
+
+    #: "" (no editions), "monthly", "quarterly" or "yearly".
+    every: str = ""
+    #: The first edition ("YYYY.MM.DD"): editions fall on the first day of a month (of a
+    #: quarter: January, April, July, October; of a year: January), from this date on.
+    since: str = ""
+
+
 @dataclass(frozen=True)
 class BuildSection:
     #: Partitions of the move store (by player): the unit a worker reads and the build
@@ -368,6 +384,7 @@ class Settings:
     conformance: ConformanceSection = field(default_factory=ConformanceSection)
     intrinsic: IntrinsicSection = field(default_factory=IntrinsicSection)
     bayesian: BayesianSection = field(default_factory=BayesianSection)
+    editions: EditionsSection = field(default_factory=EditionsSection)
     build: BuildSection = field(default_factory=BuildSection)
 
     def digest(self, *sections: str) -> str:
@@ -595,6 +612,7 @@ def _check_consistency(s: Settings) -> None:
         d = PgnDate.parse(s.site.as_of)
         if d.year is None or str(d) != s.site.as_of:
             raise ConfigError(f"[site] as_of = {s.site.as_of!r} is not a date like 2025.12.31")
+    _check_editions(s.editions)
     if s.site.base_url:
         from urllib.parse import urlsplit
 
@@ -604,6 +622,26 @@ def _check_consistency(s: Settings) -> None:
                 f"[site] base_url = {s.site.base_url!r} is not an http(s) address like "
                 '"https://example.org/chess/" (or "" for relative links)'
             )
+
+
+def _check_editions(e: EditionsSection) -> None:
+    from site_builder.model import PgnDate
+
+    if e.every not in {"", *EDITION_PERIODS}:
+        raise ConfigError(
+            f"[editions] every = {e.every!r}: use "
+            + ", ".join(f'"{p}"' for p in EDITION_PERIODS)
+            + ' or "" (no editions)'
+        )
+    if e.since:
+        d = PgnDate.parse(e.since)
+        if d.year is None or d.month is None or d.day is None or str(d) != e.since:
+            raise ConfigError(f"[editions] since = {e.since!r} is not a date like 2023.01.01")
+    elif e.every:
+        raise ConfigError(
+            f'[editions] every = "{e.every}" needs since, the date of the first edition '
+            '(like "2023.01.01")'
+        )
 
 
 def load_settings(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import pickle
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,10 +89,12 @@ class Partitions:
         *args: Any,
         columns: Sequence[str] | None = None,
         time_class: str | None = None,
+        only: Collection[int] | None = None,
     ) -> list[T]:
         """``work(rows, *args)`` of every partition (its rows: only ``columns``, only games
-        of ``time_class``), in partition order; reused from the last build where the
-        partition, ``work`` (module and name, and the code) and ``args`` are unchanged."""
+        of ``time_class``; only the partitions ``only`` when given), in partition order;
+        reused from the last build where the partition, ``work`` (module and name, and the
+        code) and ``args`` are unchanged."""
         name = f"{work.__module__}.{work.__qualname__}"
         # Each argument digested alone: pickle writes an object shared by two arguments once,
         # so one argument read back from the build cache would change the key of both.
@@ -103,6 +105,7 @@ class Partitions:
         keys = {
             p: entry("partition", name, str(p), self.store.keys[p], spec, memo.code)
             for p in self.store.parts()
+            if only is None or p in only
         }
         out: dict[int, T] = {}
         if memo.store is not None:

@@ -53,7 +53,7 @@ NAMESPACE = uuid.UUID("5b0f3c1e-8a57-4d2e-9f1c-2d6a0e7b4c19")
 #: The published history, in the output folder.
 HISTORY = "updates.json"
 #: Settings sections that change no number (titles, paging, the move store's layout).
-PRESENTATION_SECTIONS = ("site", "build")
+PRESENTATION_SECTIONS = ("site", "build", "editions")
 
 
 @dataclass(frozen=True)
@@ -244,21 +244,37 @@ def _listed(frame: pd.DataFrame | None, column: str) -> list[tuple[str, float | 
 
 def list_rows(results: dict[str, Any]) -> dict[str, list[tuple[str, float | None]]]:
     """Each list of :data:`LISTS` as its page shows it: (player, value), rank 1 first."""
+    quality = results.get("quality")
+    res = results.get("results")
+    return listed_rows(
+        getattr(quality, "current", None),
+        getattr(res, "lists", None) or {},
+        getattr(results.get("intrinsic"), "players", None),
+        getattr(results.get("bayesian"), "players", None),
+    )
+
+
+def listed_rows(
+    quality: pd.DataFrame | None,
+    lists: dict[str, pd.DataFrame],
+    ipr: pd.DataFrame | None,
+    skill: pd.DataFrame | None,
+) -> dict[str, list[tuple[str, float | None]]]:
+    """The lists of :data:`LISTS` from the families' frames (the quality index's current
+    list, the results lists by scope, the IPR and skill lists): (player, value) of the
+    players each page lists, rank 1 first."""
     from site_builder.metrics import results as rm
 
     out: dict[str, list[tuple[str, float | None]]] = {}
-    quality = results.get("quality")
-    out["quality"] = _listed(getattr(quality, "current", None), "index")
-    res = results.get("results")
-    lists: dict[str, pd.DataFrame] = getattr(res, "lists", None) or {}
+    out["quality"] = _listed(quality, "index")
     for key, name in (("elo", "current"), ("rapid", "rapid"), ("blitz", "blitz")):
         out[key] = _listed(lists.get(name), "rating")
     fighters = lists.get("fighter")
     out["fighter"] = (
         [] if fighters is None else _listed(rm.fighter_order(fighters).assign(status=""), "sdf")
     )
-    out["ipr"] = _listed(getattr(results.get("intrinsic"), "players", None), "ipr")
-    out["skill"] = _listed(getattr(results.get("bayesian"), "players", None), "c")
+    out["ipr"] = _listed(ipr, "ipr")
+    out["skill"] = _listed(skill, "c")
     return out
 
 

@@ -17,6 +17,7 @@ def metric_families() -> list[Family]:
         agreement_pages,
         bayesian_pages,
         champions_pages,
+        edition_pages,
         intrinsic_pages,
         quality_pages,
         results_pages,
@@ -31,6 +32,8 @@ def metric_families() -> list[Family]:
         bayesian_pages.FAMILY,
         # Last: it reads the results of the families above.
         agreement_pages.FAMILY,
+        # The lists' editions: from the lists' families' results.
+        edition_pages.FAMILY,
         # The updates: set by the build after the metrics (it compares with the last build).
         update_pages.FAMILY,
     ]

@@ -58,6 +58,8 @@ class BayesianResult:
     years: pd.DataFrame
     outcomes: list[dict[str, Any]]  #: Table III rows per Elo group: scope, set, sides, …
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Candidates per turn of every posterior (the widest turn's): the list's editions use it.
+    width: int = 0
 
 
 def _post_row(p: Posterior | None, units: pd.DataFrame, status: str) -> dict[str, Any]:
@@ -212,6 +214,7 @@ def compute(site: SiteData) -> BayesianResult:
         years,
         outcomes,
         seconds,
+        width,
     )
 
 
@@ -257,6 +260,28 @@ def skill_of_partition(
     players = _part_players(cand, index, units, cfg, games)
     years = _part_years(cand, index, units, cfg, games)
     return PartSkill(len(cand), natural, multi, sides, side_groups, players, years, games)
+
+
+def partition_edition_skill(
+    rows: pd.DataFrame,
+    cfg: BayesianSection,
+    width: int,
+    mileposts: tuple[int, ...],
+    cuts: tuple[tuple[float, tuple[str, ...]], ...],
+) -> dict[float, list[dict[str, Any]]]:
+    """For each cut (an edition's as-of month, players): the posterior of those players'
+    windows as they stood then, from their moves up to that month (``rows``: the partition's
+    classical moves), candidates as wide as the site's (``width``)."""
+
+    def rate(chosen: pd.DataFrame) -> dict[str, dict[str, Any]]:
+        cand, meta, _, _, _ = _turns(chosen, cfg, width, mileposts)
+        if len(cand) == 0:
+            return {}
+        units = intrinsic.unit_frame(meta)
+        found = _part_players(cand, _TurnIndex(meta), units, cfg, {})
+        return {str(r["player"]): r for r in found}
+
+    return {m: list(by.values()) for m, by in intrinsic.rated_at_cuts(rows, cuts, rate).items()}
 
 
 def grouped_turns_of_partition(

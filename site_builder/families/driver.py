@@ -30,6 +30,14 @@ FAMILY_SETTINGS: dict[str, tuple[str, ...]] = {
     "intrinsic": ("intrinsic",),
     "bayesian": ("bayesian", "intrinsic"),
     "agreement": (),
+    "editions": (
+        "editions",
+        "quality",
+        "results",
+        "time_control",
+        "intrinsic",
+        "bayesian",
+    ),
     "core": (),
 }
 

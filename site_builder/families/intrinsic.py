@@ -52,6 +52,10 @@ class IntrinsicResult:
     event_players: pd.DataFrame  #: one row per event and player
     buckets: pd.DataFrame  #: calibration table rows, with each bucket's own IPR
     seconds: dict[str, float] = field(default_factory=dict)
+    #: What :func:`partition_ratings` was given after the settings (the calibrated agents,
+    #: their Elo grid, the widest turn, the status without a calibration): the list's
+    #: editions are rated with them (:func:`partition_edition_ratings`).
+    rating_args: tuple[Any, ...] = ()
 
 
 ROW_COLUMNS = ["ipr", "ipr_lo", "ipr_hi", "edge", "turns", "games", "mean_elo", "status"]
@@ -184,6 +188,24 @@ def partition_ratings(
     if cal is not None and grid is not None:
         table = intrinsic.unit_table(sp, meta, cal, grid)
     units = intrinsic.unit_frame(meta)
+    players = _window_rows(table, cal, units, cfg, cal_status)
+    dated = units[units["year"].notna()]
+    years = []
+    for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
+        gid = f"year|{name}|{int(str(year))}"
+        row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
+        years.append({**row, "player": str(name), "year": int(str(year))})
+    return PartitionRatings(players, years, _for_fit(table, cal.method) if table and cal else None)
+
+
+def _window_rows(
+    table: UnitTable | None,
+    cal: Calibration | None,
+    units: pd.DataFrame,
+    cfg: IntrinsicSection,
+    cal_status: str,
+) -> dict[str, dict[str, Any]]:
+    """The IPR of each player's rating window (their last ``window_months`` of ``units``)."""
     win = intrinsic.player_windows(units, cfg.window_months)
     window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
     players = {}
@@ -193,13 +215,32 @@ def partition_ratings(
             player=str(name), window_from=str(window_from[at[0]]), window_to=str(window_to[at[0]])
         )
         players[str(name)] = row
-    dated = units[units["year"].notna()]
-    years = []
-    for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
-        gid = f"year|{name}|{int(str(year))}"
-        row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
-        years.append({**row, "player": str(name), "year": int(str(year))})
-    return PartitionRatings(players, years, _for_fit(table, cal.method) if table and cal else None)
+    return players
+
+
+def partition_edition_ratings(
+    rows: pd.DataFrame,
+    cfg: IntrinsicSection,
+    cal: Calibration | None,
+    grid: FloatArray | None,
+    width: int,
+    cal_status: str,
+    cuts: tuple[tuple[float, tuple[str, ...]], ...],
+) -> dict[float, dict[str, dict[str, Any]]]:
+    """For each cut (an edition's as-of month, players): the IPR of those players' rating
+    windows as they stood then, from their moves up to that month (``rows``: the partition's
+    classical moves, :data:`TURN_READ`), with the site's calibration (see the methodology
+    page: one Elo scale for every edition)."""
+
+    def rate(chosen: pd.DataFrame) -> dict[str, dict[str, Any]]:
+        sp, meta = _turns(chosen, cfg)
+        if len(sp) == 0:
+            return {}
+        sp = _padded(sp, width)
+        table = intrinsic.unit_table(sp, meta, cal, grid) if cal and grid is not None else None
+        return _window_rows(table, cal, intrinsic.unit_frame(meta), cfg, cal_status)
+
+    return intrinsic.rated_at_cuts(rows, cuts, rate)
 
 
 def _for_fit(table: UnitTable, fit: str) -> UnitTable:
@@ -356,6 +397,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             columns=TURN_READ,
             time_class="classical",
         )
+        rating_args: tuple[Any, ...] = (agents, agent_elos, width, status)
         players, years = _player_rows(site, units, rated, cal_key)
         seconds["players"] = time.perf_counter() - clock
         clock = time.perf_counter()
@@ -363,6 +405,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         seconds["events"] = time.perf_counter() - clock
     else:
         players = years = events = event_players = empty
+        rating_args = ()
     return IntrinsicResult(
         "",
         turns,
@@ -375,6 +418,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         event_players,
         part.buckets,
         seconds,
+        rating_args,
     )
 
 

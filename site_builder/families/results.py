@@ -17,11 +17,13 @@ from typing import TypedDict
 
 import pandas as pd
 
+from site_builder.config import ResultsSection
 from site_builder.errors import ConfigError
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
 from site_builder.memo import entry
 from site_builder.metrics import elo, results, style
+from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord
 from site_builder.sitedata import SiteData
 
@@ -86,24 +88,106 @@ def _ecos(games: list[GameRecord]) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _k_rules(cfg: ResultsSection) -> dict[str, tuple[Callable[[int], float], int]]:
+    """Each time class's K (of the games in the last gm_months) and first rated year."""
+    improved_k = partial(
+        elo.improved_k, numerator=cfg.k_numerator, gm_min=cfg.gm_min, gm_max=cfg.gm_max
+    )
+    return {
+        "classical": (improved_k, 0),
+        "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
+        "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
+    }
+
+
+def _all_updates(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    if any(len(r) for r in runs.values()):
+        return pd.concat(
+            [r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True
+        )
+    return runs["classical"].assign(time_class="")
+
+
+def _game_rows(
+    site: SiteData,
+    games: list[GameRecord],
+    updates: pd.DataFrame,
+    elos: dict[tuple[str, str], PlayerElo],
+) -> tuple[pd.DataFrame, dict[str, tuple[str, str]], pd.DataFrame]:
+    """Each (finished game, player)'s row, each game's ECO and its source, and the opening
+    statistics of ``games``."""
+    cfg = site.settings.results
+    eco_source = _ecos(games)
+    ecos = {gid: e for gid, (e, _) in eco_source.items()}
+    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
+    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
+    # Each game's material figures, reused while the game and [results] are unchanged.
+    material = site.cache.per_game(
+        "results-material",
+        site.settings.digest("results"),
+        games,
+        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
+    )
+    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
+    rows = results.player_games(games, facts, updates, draw_pct, cfg, elos)
+    return rows, eco_source, eco_stats
+
+
+#: The lists an edition publishes (scope keys of :func:`compute`).
+EDITION_SCOPES = ("current", "fighter", "rapid", "blitz")
+
+
+def lists_as_of(
+    site: SiteData,
+    games: list[GameRecord],
+    as_of: float,
+    elos: dict[tuple[str, str], PlayerElo],
+) -> dict[str, pd.DataFrame]:
+    """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
+    at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
+    filled from them alone) exactly as :func:`compute` makes a site's: an edition's."""
+    cfg = site.settings.results
+    runs = {
+        cls: elo.sequential_run(
+            elo.rated_games(games, cls, since),
+            k_of_gm,
+            cfg.start_elo,
+            cfg.expected_cap,
+            cfg.gm_months,
+            cfg.reseed_months,
+        ).updates
+        for cls, (k_of_gm, since) in _k_rules(cfg).items()
+    }
+    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos)
+    by_class = results.class_rows(results.row_records(rows))
+    scopes = results.standard_scopes(cfg, as_of, [])
+    scopes.update(results.fast_scopes(cfg, "rapid", as_of, []))
+    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
+    out = {}
+    for key in EDITION_SCOPES:
+        if key in scopes:
+            run = runs["classical"] if key in ("current", "fighter") else runs[key]
+            ratings = elo.rating_at(run, as_of)
+            out[key] = results.evaluate_scope(
+                results.scope_rows(by_class, scopes[key]),
+                scopes[key],
+                ratings,
+                {},
+                cfg.performance_min_games,
+            )
+    return out
+
+
 def compute(site: SiteData) -> ResultsData:
     _check(site)
     cfg = site.settings.results
     games = site.games
     as_of = site.as_of_months
-    improved_k = partial(
-        elo.improved_k, numerator=cfg.k_numerator, gm_min=cfg.gm_min, gm_max=cfg.gm_max
-    )
-    k_rules: dict[str, tuple[Callable[[int], float], int]] = {
-        "classical": (improved_k, 0),
-        "rapid": (lambda gm: cfg.rapid_k, cfg.rapid_since),
-        "blitz": (lambda gm: cfg.blitz_k, cfg.blitz_since),
-    }
     # Sequential runs resume from the last build's, from the earliest changed game on.
     rules_key = hashlib.sha256(f"{cfg!r}|{site.cache.code}".encode()).hexdigest()[:16]
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
-    for cls, (k_of_gm, since) in k_rules.items():
+    for cls, (k_of_gm, since) in _k_rules(cfg).items():
         slot = entry("elo-run", cls, rules_key)
         found = site.cache.store.get(slot) if site.cache.store is not None else None
         run = elo.sequential_run(
@@ -120,27 +204,10 @@ def compute(site: SiteData) -> ResultsData:
         runs[cls] = run.updates
         resumed[cls] = (run.resumed_at, len(run.games))
     site.state.facts["elo_resumed"] = resumed
-    updates = (
-        pd.concat([r.assign(time_class=c) for c, r in runs.items() if len(r)], ignore_index=True)
-        if any(len(r) for r in runs.values())
-        else runs["classical"].assign(time_class="")
-    )
+    updates = _all_updates(runs)
     year_end = {c: elo.year_end_ratings(r) for c, r in runs.items()}
     now = {c: elo.rating_at(r, as_of) for c, r in runs.items()}
-
-    eco_source = _ecos(games)
-    ecos = {gid: e for gid, (e, _) in eco_source.items()}
-    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
-    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
-    # Each game's material figures, reused while the game and [results] are unchanged.
-    material = site.cache.per_game(
-        "results-material",
-        site.settings.digest("results"),
-        site.games,
-        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
-    )
-    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
-    rows = results.player_games(games, facts, updates, draw_pct, cfg, site.elos)
+    rows, eco_source, eco_stats = _game_rows(site, games, updates, site.elos)
     recs = results.row_records(rows)
 
     def years_of(cls: str) -> list[int]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -921,3 +921,26 @@ def player_windows(units: pd.DataFrame, window_months: int) -> pd.DataFrame:
     win["window_from"] = [month_text(e - window_months + 1) for e in win_end]
     win["window_to"] = [month_text(e) for e in win_end]
     return win
+
+
+def rated_at_cuts(
+    rows: pd.DataFrame,
+    cuts: Sequence[tuple[float, Sequence[str]]],
+    rate: Callable[[pd.DataFrame], dict[str, dict[str, Any]]],
+) -> dict[float, dict[str, dict[str, Any]]]:
+    """For each cut (a month, players): ``rate`` of those players' ``rows`` up to that month
+    (a player's rating-window row by name). A player whose rows did not change since the
+    previous cut keeps the row rated there (a window's value depends on its rows alone), so
+    each player is rated once per set of games, however many cuts share it."""
+    months = rows["months"].to_numpy(dtype=float)
+    last: dict[str, tuple[int, dict[str, Any] | None]] = {}
+    out: dict[float, dict[str, dict[str, Any]]] = {}
+    for as_of, players in sorted(cuts):
+        upto = rows[months <= as_of]
+        counts = upto["player"].value_counts().to_dict()
+        changed = sorted(p for p in players if last.get(p, (-1, None))[0] != counts.get(p, 0))
+        fresh = rate(upto[upto["player"].isin(changed)]) if changed else {}
+        for p in changed:
+            last[p] = (counts.get(p, 0), fresh.get(p))
+        out[as_of] = {p: row for p in players if (row := last[p][1]) is not None}
+    return out

@@ -10,7 +10,7 @@ from site_builder.families.bayesian import BayesianResult, compute
 from site_builder.frames import records, records_by, row_hashes_by
 from site_builder.metrics import bayesian
 from site_builder.model import GameRecord
-from site_builder.render import charts, paging
+from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import Column, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -223,6 +223,7 @@ def pages(site: SiteData) -> list[Page]:
         "data/skill-outcomes", res.outcomes, OUTCOME_DOWNLOAD
     )
     ctx["downloads"] = skill_dl
+    ctx["editions"] = edition_pages.links(site, "skill")
     ctx_groups["groups_downloads"] = groups_dl
     ctx_groups["outcomes_downloads"] = outcomes_dl
     out = [

@@ -11,7 +11,7 @@ from site_builder.families.intrinsic import IntrinsicResult, compute, sort_list
 from site_builder.frames import memo_on, records, records_by
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Fit
-from site_builder.render import charts, paging
+from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import Column, download_pages, downloads_of
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -358,6 +358,7 @@ def pages(site: SiteData) -> list[Page]:
         "data/calibration-methods", fits, _method_download(max(width, 1))
     )
     ctx_list["downloads"] = list_dl
+    ctx_list["editions"] = edition_pages.links(site, "ipr")
     ctx_cal["downloads"] = cal_dl
     ctx_cal["methods_downloads"] = methods_dl
     out = [

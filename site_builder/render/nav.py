@@ -24,6 +24,7 @@ MENUS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "intrinsic.html",
             "skill.html",
             "lists.html",
+            "editions.html",
             "agreement.html",
             "elo-historic.html",
             "elo-annual.html",

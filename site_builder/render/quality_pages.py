@@ -11,7 +11,7 @@ from site_builder.families import quality
 from site_builder.families.quality import QualityResult
 from site_builder.frames import records, records_by, row_hashes_by
 from site_builder.model import GameRecord
-from site_builder.render import charts, paging, summary
+from site_builder.render import charts, edition_pages, paging, summary
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -111,6 +111,7 @@ def pages(site: SiteData) -> list[Page]:
         "as_of": str(site.as_of),
         "current_downloads": current_dl,
         "historical_downloads": historical_dl,
+        "editions": edition_pages.links(site, "quality"),
     }
     index = paging.paged_for(site, Page("index.html", "index.html", ctx), ("current", "historical"))
     return [*index, *current_files, *historical_files]

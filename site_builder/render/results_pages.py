@@ -17,7 +17,7 @@ from site_builder.families.results import TIME_CLASSES, ResultsData, latest_tags
 from site_builder.frames import memo_on, records, records_by, row_hashes_by
 from site_builder.metrics import results
 from site_builder.model import GameRecord
-from site_builder.render import charts, paging
+from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import table_files
 from site_builder.render.writer import Digested, Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -370,6 +370,7 @@ def _elo_pages(site: SiteData, res: ResultsData, downloads: list[Page]) -> list[
                 "as_of": str(site.as_of),
                 "unrated": res.unrated,
                 "changed": changed_settings(cfg),
+                "editions": edition_pages.links(site, "elo"),
             },
         )
     )
@@ -484,6 +485,7 @@ def _fast_page(site: SiteData, res: ResultsData, cls: str, downloads: list[Page]
             "n_games": n_games,
             "cfg": cfg,
             "unrated": res.unrated,
+            "editions": edition_pages.links(site, cls),
         },
     )
 
@@ -513,7 +515,12 @@ def _fighter_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Pa
     return Page(
         "fighters.html",
         "fighters.html",
-        {"title": "Fighter Rating", "tables": tables, "cfg": site.settings.results},
+        {
+            "title": "Fighter Rating",
+            "tables": tables,
+            "cfg": site.settings.results,
+            "editions": edition_pages.links(site, "fighter"),
+        },
     )
 
 
