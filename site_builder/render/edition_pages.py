@@ -68,9 +68,7 @@ def _columns(spec: ListSpec) -> tuple[Column, ...]:
     )
 
 
-def _edition_pages(
-    site: SiteData, spec: ListSpec, e: Edition, older: Edition | None, newer: Edition | None
-) -> list[Page]:
+def _edition_pages(site: SiteData, spec: ListSpec, e: Edition, older: Edition | None) -> list[Page]:
     data = [
         {"rank": rank, "player": player, "value": value}
         for rank, (player, value) in enumerate(e.rows(spec.key), start=1)
@@ -95,7 +93,6 @@ def _edition_pages(
             "label": label(e.date),
             "rows": rows,
             "older": (label(older.date), edition_path(spec.key, older.date)) if older else None,
-            "newer": (label(newer.date), edition_path(spec.key, newer.date)) if newer else None,
             "breadcrumbs": [("List editions", "editions.html"), (spec.title, spec.page)],
             "downloads": downloads,
         },
@@ -130,8 +127,7 @@ def pages(site: SiteData) -> list[Page]:
     for spec in LISTS:
         for i, e in enumerate(editions):
             older = editions[i - 1] if i > 0 else None
-            newer = editions[i + 1] if i + 1 < len(editions) else None
-            out.extend(_edition_pages(site, spec, e, older, newer))
+            out.extend(_edition_pages(site, spec, e, older))
     return out
 
 
