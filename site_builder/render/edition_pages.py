@@ -138,8 +138,10 @@ def player_inputs(site: SiteData, player: str) -> Any:
 
 def _chart(player: str, found: dict[str, Any]) -> dict[str, Any]:
     traces = []
-    for key, points in found.items():
-        spec = SPECS[key]
+    for spec in LISTS:  # in the menus' order, as the table's columns
+        points = found.get(spec.key)
+        if not points:
+            continue
         traces.append(
             {
                 "type": "scatter",
