@@ -191,6 +191,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     content = root / "content"
     (content / "games").mkdir(parents=True)
     base = (SMALL / "site.toml").read_text(encoding="utf-8") + SETTINGS
+    base = base.replace("[site]\n", "[site]\nrows_per_page = 6\n")  # editions paged too
     (content / "site.toml").write_text(
         base.replace("[site]\n", '[site]\nas_of = "2017.12.31"\n'), encoding="utf-8"
     )
@@ -344,3 +345,21 @@ def test_a_player_page_charts_their_rank_in_each_edition(built: Built) -> None:
     assert dict(zip(trace["x"], trace["y"], strict=True)) == ranks
     for d in ranks:
         assert f"<tr><td>{label(d)}</td>" in html
+
+
+@pytest.mark.engine
+@requires_engine
+def test_a_long_edition_is_paged_and_its_pages_hold_every_row(built: Built) -> None:
+    import re
+
+    rows = _edition_download(built.files[2], "skill", "2018-01-01")
+    assert len(rows) > 12
+    first = built.out / "editions/skill-2018-01-01.html"
+    pages = [first, *sorted(built.out.glob("editions/skill-2018-01-01-*.html"))]
+    assert len(pages) == -(-len(rows) // 6)
+    shown = []
+    for p in pages:
+        html = p.read_text(encoding="utf-8")
+        assert 'class="pager"' in html
+        shown += re.findall(r"<tr><td>(\d+)</td>", html)
+    assert [int(r) for r in shown] == [r["rank"] for r in rows]

@@ -114,11 +114,17 @@ def compute(site: SiteData) -> EditionsResult:
     cfg = site.settings.editions
     if not cfg.every:
         return EditionsResult("", (), ())
-    dates = edition_dates(cfg.every, PgnDate.parse(cfg.since), site.as_of)
+    by_months = _games_by_months(site.games)
+    first = min((m for m, _ in by_months), default=None)
+    # No edition before the first game's month: it would list nobody.
+    dates = [
+        d
+        for d in edition_dates(cfg.every, PgnDate.parse(cfg.since), site.as_of)
+        if first is not None and (d.months or 0) > first
+    ]
     found: dict[str, Edition] = {}
     keys: dict[str, str] = {}
     store = site.cache.store
-    by_months = _games_by_months(site.games)
     context = _context_key(site)
     for d in dates:
         as_of = day_before(d)

@@ -11,7 +11,7 @@ from typing import Any
 
 from site_builder.families import editions as calc
 from site_builder.families.editions import Edition, EditionsResult
-from site_builder.render import charts
+from site_builder.render import charts, paging
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
@@ -97,7 +97,7 @@ def _edition_pages(site: SiteData, spec: ListSpec, e: Edition, older: Edition | 
             "downloads": downloads,
         },
     )
-    return [page, *files]
+    return [*paging.paged_for(site, page), *files]
 
 
 def pages(site: SiteData) -> list[Page]:
