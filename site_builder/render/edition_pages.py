@@ -132,8 +132,13 @@ def pages(site: SiteData) -> list[Page]:
 
 
 def player_inputs(site: SiteData, player: str) -> Any:
+    """What :func:`player_sections` reads: the player's ranks and values, and every
+    edition's date (the table has a row per edition, blank where the player is not listed)."""
     res = _result(site)
-    return None if res is None else res.players.get(player)
+    found = None if res is None else res.players.get(player)
+    if res is None or not found:
+        return None
+    return (tuple(e.date for e in res.editions), found)
 
 
 def _chart(player: str, found: dict[str, Any]) -> dict[str, Any]:
