@@ -7,7 +7,7 @@ import sys
 
 from bench.common import machine
 
-ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental", "scale"]
+ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental", "scale", "editions"]
 
 
 def main(argv: list[str]) -> int:
