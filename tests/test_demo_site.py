@@ -84,3 +84,19 @@ def test_large_events_have_a_crosstable_by_round(demo: tuple[Path, BuildStats]) 
     slug = page.stem
     rows = _json(out, f"events/{slug}-rounds.json")
     assert len(rows) > 20 and "round_1" in rows[0]
+
+
+def test_the_demo_publishes_its_quarterly_list_editions(demo: tuple[Path, BuildStats]) -> None:
+    """content/site.toml: quarterly since 2023.01.01, and the latest game is of December 2025:
+    twelve editions, each linked from every list page, the later ones listing players."""
+    from site_builder.updates import LISTS
+
+    out, _ = demo
+    dates = [f"{y}-{m:02d}-01" for y in (2023, 2024, 2025) for m in (1, 4, 7, 10)]
+    for spec in LISTS:
+        page = (out / spec.page).read_text(encoding="utf-8")
+        for d in dates:
+            assert f'href="editions/{spec.key}-{d}.html"' in page, (spec.page, d)
+    for key in ("quality", "elo", "ipr", "skill"):
+        assert _json(out, f"editions/{key}-2025-10-01.json"), key
+    assert not (out / "editions" / "quality-2026-01-01.html").exists()
