@@ -5,6 +5,9 @@ much data have it (the title matches, the Elo calibration)."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,9 @@ pytestmark = [requires_engine]
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, BuildStats]:
     root = tmp_path_factory.mktemp("demo")
     out = root / "output"
-    stats = build_quietly(CONTENT, out, root / "cache")
+    # A copy of content/, where the last tests add a tournament.
+    shutil.copytree(CONTENT, root / "content", ignore=shutil.ignore_patterns(".cache"))
+    stats = build_quietly(root / "content", out, root / "cache")
     return out, stats
 
 
@@ -100,3 +105,78 @@ def test_the_demo_publishes_its_quarterly_list_editions(demo: tuple[Path, BuildS
     for key in ("quality", "elo", "ipr", "skill"):
         assert _json(out, f"editions/{key}-2025-10-01.json"), key
     assert not (out / "editions" / "quality-2026-01-01.html").exists()
+
+
+# --- a tournament added to the demo (issue 20): run last, they rebuild the demo's folder -----
+
+TATA = "tournaments/20250118-20250202-87th-tata-steel-masters.pgn"
+
+
+@dataclass
+class Added:
+    out: Path
+    lists: tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]
+    editions: tuple[dict[str, bytes], dict[str, bytes]]
+    computed: tuple[str, ...]  #: the editions the rebuild computed
+
+
+@pytest.fixture(scope="module")
+def added(demo: tuple[Path, BuildStats]) -> Added:
+    """The demo, then a tournament of December 2025 added (Tata Steel 2025's games replayed
+    as "Test Masters", dated 2025.12.20: no engine runs) and built into the same folder."""
+    from site_builder.analysis.stage import build_cache_dir
+    from site_builder.incremental import BuildCache
+    from site_builder.memo import entry
+    from tests.test_updates import _read_lists
+
+    out, _ = demo
+    root = out.parent
+
+    def editions() -> dict[str, bytes]:
+        found = [*out.glob("editions/*.html"), *out.glob("data/editions/*")]
+        return {str(p.relative_to(out)): p.read_bytes() for p in sorted(found)}
+
+    before = (_read_lists(out), editions())
+    text = (root / "content" / "games" / TATA).read_text(encoding="utf-8")
+    text = re.sub(r'\[Date "2025\.0[12]\.\d\d"\]', '[Date "2025.12.20"]', text)
+    text = text.replace("87th Tata Steel Masters", "Test Masters")
+    (root / "content" / "games" / "tournaments" / "2025-12-test-masters.pgn").write_text(
+        text, encoding="utf-8"
+    )
+    build_quietly(root / "content", out, root / "cache")
+    with BuildCache(build_cache_dir(root / "cache")) as bc:
+        computed = bc.get(entry("family", "editions"))["result"].computed
+    return Added(out, (before[0], _read_lists(out)), (before[1], editions()), computed)
+
+
+def test_the_update_lists_exactly_the_new_tournament(added: Added) -> None:
+    history = json.loads((added.out / "updates.json").read_text(encoding="utf-8"))
+    u = history["updates"][0]
+    assert [e["key"] for e in u["new_events"]] == ["Test Masters 2025"]
+    assert len(u["new_games"]) == 91 and u["removed_games"] == [] and u["removed_events"] == []
+    assert u["date"] == "2025.12.20"
+    # Per list: who entered and left, from the two builds' list downloads.
+    changes = {c["key"]: c for c in u["lists"]}
+    assert changes, "the new games move some list"
+    for key, c in changes.items():
+        old = {r["player"] for r in added.lists[0][key]}
+        new = {r["player"] for r in added.lists[1][key]}
+        assert {m["player"] for m in c["entered"]} == new - old, key
+        assert {m["player"] for m in c["left"]} == old - new, key
+    page = (added.out / u["path"]).read_text(encoding="utf-8")
+    assert "Test Masters 2025" in page
+
+
+def test_the_editions_before_the_tournament_are_reused_byte_for_byte(added: Added) -> None:
+    before, after = added.editions
+    assert len(before) == 12 * 7 * 3  # 12 editions of 7 lists: a page, a CSV and a JSON
+    assert added.computed == ()
+    assert after == before
+
+
+def test_the_feed_validates_with_the_new_update(added: Added) -> None:
+    from tests.test_feed import NS, check_feed
+
+    doc = check_feed((added.out / "feed.xml").read_bytes())
+    titles = doc.xpath("a:entry/a:title/text()", namespaces=NS)
+    assert len(titles) == 1 and "Test Masters 2025" in titles[0]
