@@ -129,7 +129,12 @@ def test_numeric_sort_puts_na_last(site_dir: Path, chromium: Any) -> None:
 def test_search_box_finds_players_and_events_offline(site_dir: Path, chromium: Any) -> None:
     page, log = open_page(chromium, (site_dir / "methodology.html").as_uri())
     options = page.locator("#site-search-results [role=option]")
-    for query, first in (("carls", "Carlsen, Magnus"), ("tata 2022", "Tata Steel"), ("magnus", "Carlsen, Magnus")):
+    queries = (
+        ("carls", "Carlsen, Magnus"),
+        ("tata 2022", "Tata Steel"),
+        ("magnus", "Carlsen, Magnus"),
+    )
+    for query, first in queries:
         page.fill("#site-search", query)
         # Each query's shard loads on demand: wait for its own first match.
         options.first.filter(has_text=first).wait_for()
@@ -142,7 +147,9 @@ def test_search_box_finds_players_and_events_offline(site_dir: Path, chromium: A
     page.close()
 
 
-def test_search_never_offers_the_last_querys_matches_while_loading(site_dir: Path, chromium: Any) -> None:
+def test_search_never_offers_the_last_querys_matches_while_loading(
+    site_dir: Path, chromium: Any
+) -> None:
     """Enter typed before a query's shard arrives opens that query's first match, never the
     one still shown from the query before."""
     page, log = open_page(chromium, (site_dir / "methodology.html").as_uri())
