@@ -56,7 +56,8 @@ def _run(task: _Task) -> Any:
     return task.work(rows, *task.args)
 
 
-def _digest(value: Any) -> str:
+def value_digest(value: Any) -> str:
+    """Digest of a value's pickle: every bit of its numbers (a ``repr`` rounds arrays)."""
     return hashlib.sha256(pickle.dumps(value, protocol=5)).hexdigest()[:24]
 
 
@@ -98,8 +99,8 @@ class Partitions:
         name = f"{work.__module__}.{work.__qualname__}"
         # Each argument digested alone: pickle writes an object shared by two arguments once,
         # so one argument read back from the build cache would change the key of both.
-        spec = _digest(
-            (name, tuple(columns) if columns else None, time_class, [_digest(a) for a in args])
+        spec = value_digest(
+            (name, tuple(columns) if columns else None, time_class, [value_digest(a) for a in args])
         )
         memo = self.cache
         keys = {

@@ -40,6 +40,7 @@ from site_builder.memo import entry
 from site_builder.metrics import quality
 from site_builder.metrics.elo_fill import fill_elos
 from site_builder.model import GameRecord, PgnDate
+from site_builder.partitions import value_digest
 from site_builder.sitedata import SiteData, event_key
 from site_builder.store import partition_of
 from site_builder.updates import LISTS, listed_rows
@@ -155,7 +156,7 @@ def _context_key(site: SiteData) -> str:
             site.cache.code,
             {s: site.settings.digest(s) for s in SECTIONS},
             site.spec.key if site.spec is not None else None,
-            repr(getattr(ipr, "rating_args", ())),
+            value_digest(getattr(ipr, "rating_args", ())),
             getattr(skill, "width", 0),
         ]
     )
