@@ -28,7 +28,7 @@ from site_builder.metrics.intrinsic import rated_at_cuts
 from site_builder.model import PgnDate
 from site_builder.updates import LISTS
 from tests.conftest import DATA, requires_engine
-from tests.test_updates import DOWNLOADS
+from tests.test_updates import DOWNLOADS, _read_lists
 
 SMALL = DATA / "small-site"
 SWISS, TATA = "GrandSwissPalma2017.pgn", "tatamast22.pgn"
@@ -171,12 +171,11 @@ def _files(out: Path) -> dict[str, bytes]:
 
 
 def _current_lists(out: Path) -> dict[str, list[dict[str, Any]]]:
-    found = {}
-    for key, (name, _) in DOWNLOADS.items():
-        path = out / "data" / name
-        rows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-        found[key] = [r for r in rows if r.get("rank") is not None]
-    return found
+    """The lists' downloads, their ranked rows."""
+    return {
+        key: [r for r in rows if r.get("rank") is not None]
+        for key, rows in _read_lists(out).items()
+    }
 
 
 @pytest.fixture(scope="module")

@@ -268,7 +268,7 @@ def partition_edition_skill(
     width: int,
     mileposts: tuple[int, ...],
     cuts: tuple[tuple[float, tuple[str, ...]], ...],
-) -> dict[float, list[dict[str, Any]]]:
+) -> dict[float, dict[str, dict[str, Any]]]:
     """For each cut (an edition's as-of month, players): the posterior of those players'
     windows as they stood then, from their moves up to that month (``rows``: the partition's
     classical moves), candidates as wide as the site's (``width``)."""
@@ -281,7 +281,7 @@ def partition_edition_skill(
         found = _part_players(cand, _TurnIndex(meta), units, cfg, {})
         return {str(r["player"]): r for r in found}
 
-    return {m: list(by.values()) for m, by in intrinsic.rated_at_cuts(rows, cuts, rate).items()}
+    return intrinsic.rated_at_cuts(rows, cuts, rate)
 
 
 def grouped_turns_of_partition(
@@ -485,7 +485,14 @@ def _record_changed(site: SiteData, parts: list[PartSkill], settings_key: str) -
 
 def _players(parts: list[PartSkill]) -> pd.DataFrame:
     rows = sorted((r for p in parts for r in p.players), key=lambda r: str(r["player"]))
-    frame = pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
+    return sort_list(
+        pd.DataFrame(rows, columns=["player", *POST_COLUMNS, "window_from", "window_to"])
+    )
+
+
+def sort_list(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in list order: the rated rows (empty status) first, highest c̄ first (a missing
+    one last), then by player."""
     if frame.empty:
         return frame
     return (

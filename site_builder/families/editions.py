@@ -234,48 +234,42 @@ def _rated_again(
     family: str,
 ) -> dict[float, list[dict[str, Any]]]:
     """as-of month → the rows of the players rated again (``active``) at that cut, from the
-    partitions that hold them."""
+    partitions that hold them (the family's edition work: IPR or Bayesian skill)."""
     result = site.state.results.get(family)
     if site.partitions is None or result is None or getattr(result, "status", "") != "":
         return {}
-    args = ((d_as.months, active[iso(d)]) for d, d_as in cuts if active[iso(d)] and d_as.months)
-    spec = tuple((float(m), players) for m, players in args if m is not None)
+    spec = tuple(
+        (float(a.months), active[iso(d)])
+        for d, a in cuts
+        if active[iso(d)] and a.months is not None
+    )
     if not spec:
         return {}
-    n = site.partitions.store.partitions
-    parts = {partition_of(p, n) for _, players in spec for p in players}
-    out: dict[float, list[dict[str, Any]]] = {}
     if family == "intrinsic":
         if not result.rating_args:
             return {}
-        found = site.partitions.map(
-            ipr_family.partition_edition_ratings,
-            site.settings.intrinsic,
-            *result.rating_args,
-            spec,
-            columns=ipr_family.TURN_READ,
-            time_class="classical",
-            only=parts,
-        )
-        for part in found:
-            for m, by_player in part.items():
-                out.setdefault(m, []).extend(by_player.values())
+        work: Any = ipr_family.partition_edition_ratings
+        args: tuple[Any, ...] = (site.settings.intrinsic, *result.rating_args)
+        columns: tuple[str, ...] = ipr_family.TURN_READ
     else:
         icfg = site.settings.intrinsic
         mileposts = tuple(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
-        skill = site.partitions.map(
-            bayes_family.partition_edition_skill,
-            site.settings.bayesian,
-            result.width,
-            mileposts,
-            spec,
-            columns=bayes_family.MOVE_COLUMNS,
-            time_class="classical",
-            only=parts,
-        )
-        for skill_part in skill:
-            for m, found_rows in skill_part.items():
-                out.setdefault(m, []).extend(found_rows)
+        work = bayes_family.partition_edition_skill
+        args = (site.settings.bayesian, result.width, mileposts)
+        columns = bayes_family.MOVE_COLUMNS
+    n = site.partitions.store.partitions
+    found = site.partitions.map(
+        work,
+        *args,
+        spec,
+        columns=columns,
+        time_class="classical",
+        only={partition_of(p, n) for _, players in spec for p in players},
+    )
+    out: dict[float, list[dict[str, Any]]] = {}
+    for part in found:
+        for m, by_player in part.items():
+            out.setdefault(m, []).extend(by_player.values())
     return out
 
 
@@ -283,25 +277,19 @@ def _kept_and_new(
     result: Any, active: tuple[str, ...], new_rows: list[dict[str, Any]]
 ) -> pd.DataFrame | None:
     """A rating-window list (IPR or skill) at a cut: the current rows of the players with
-    no game after it, and the rows rated again of the others, in list order (status, value,
-    name)."""
+    no game after it and the rows rated again of the others, in the family's list order."""
     players = getattr(result, "players", None)
     if players is None or players.empty:
         return None
-    value = "ipr" if "ipr" in players.columns else "c"
     kept = players[~players["player"].isin(set(active))]
     new = pd.DataFrame(new_rows, columns=list(players.columns))
     parts = [f for f in (kept, new) if len(f)]
     if not parts:
         return None
-    frame: pd.DataFrame = pd.concat(parts, ignore_index=True)
-    ordered: pd.DataFrame = (
-        frame.assign(_k=frame[value].astype(float).fillna(-1e9))
-        .sort_values(["status", "_k", "player"], ascending=[True, False, True], kind="stable")
-        .drop(columns="_k")
-        .reset_index(drop=True)
-    )
-    return ordered
+    frame = pd.concat(parts, ignore_index=True)
+    if isinstance(result, ipr_family.IntrinsicResult):
+        return ipr_family.sort_list(frame)
+    return bayes_family.sort_list(frame)
 
 
 def _by_player(

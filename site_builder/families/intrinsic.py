@@ -180,14 +180,10 @@ def partition_ratings(
 ) -> PartitionRatings:
     """The IPRs of one partition's players and player-years, with their bootstraps (``rows``:
     its movers' classical moves, :data:`TURN_READ`; ``width``: the widest turn of all)."""
-    sp, meta = _turns(rows, cfg)
-    if len(sp) == 0:
+    found = _rated_units(rows, cfg, cal, grid, width)
+    if found is None:
         return PartitionRatings({}, [], None)
-    sp = _padded(sp, width)
-    table = None
-    if cal is not None and grid is not None:
-        table = intrinsic.unit_table(sp, meta, cal, grid)
-    units = intrinsic.unit_frame(meta)
+    table, units = found
     players = _window_rows(table, cal, units, cfg, cal_status)
     dated = units[units["year"].notna()]
     years = []
@@ -196,6 +192,25 @@ def partition_ratings(
         row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
         years.append({**row, "player": str(name), "year": int(str(year))})
     return PartitionRatings(players, years, _for_fit(table, cal.method) if table and cal else None)
+
+
+def _rated_units(
+    rows: pd.DataFrame,
+    cfg: IntrinsicSection,
+    cal: Calibration | None,
+    grid: FloatArray | None,
+    width: int,
+) -> tuple[UnitTable | None, pd.DataFrame] | None:
+    """The units of ``rows``' turns and their statistics for the calibrated agents (None
+    without a calibration); None when there is no turn."""
+    sp, meta = _turns(rows, cfg)
+    if len(sp) == 0:
+        return None
+    sp = _padded(sp, width)
+    table = (
+        intrinsic.unit_table(sp, meta, cal, grid) if cal is not None and grid is not None else None
+    )
+    return table, intrinsic.unit_frame(meta)
 
 
 def _window_rows(
@@ -233,12 +248,11 @@ def partition_edition_ratings(
     page: one Elo scale for every edition)."""
 
     def rate(chosen: pd.DataFrame) -> dict[str, dict[str, Any]]:
-        sp, meta = _turns(chosen, cfg)
-        if len(sp) == 0:
+        found = _rated_units(chosen, cfg, cal, grid, width)
+        if found is None:
             return {}
-        sp = _padded(sp, width)
-        table = intrinsic.unit_table(sp, meta, cal, grid) if cal and grid is not None else None
-        return _window_rows(table, cal, intrinsic.unit_frame(meta), cfg, cal_status)
+        table, units = found
+        return _window_rows(table, cal, units, cfg, cal_status)
 
     return intrinsic.rated_at_cuts(rows, cuts, rate)
 

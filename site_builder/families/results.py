@@ -100,6 +100,26 @@ def _k_rules(cfg: ResultsSection) -> dict[str, tuple[Callable[[int], float], int
     }
 
 
+def _elo_run(
+    cfg: ResultsSection,
+    games: list[GameRecord],
+    cls: str,
+    previous: elo.EloRun | None = None,
+) -> elo.EloRun:
+    """The sequential run of ``games`` of class ``cls`` (resumed from ``previous``, a run of
+    the same rules over an earlier game list)."""
+    k_of_gm, since = _k_rules(cfg)[cls]
+    return elo.sequential_run(
+        elo.rated_games(games, cls, since),
+        k_of_gm,
+        cfg.start_elo,
+        cfg.expected_cap,
+        cfg.gm_months,
+        cfg.reseed_months,
+        previous=previous,
+    )
+
+
 def _all_updates(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
     if any(len(r) for r in runs.values()):
         return pd.concat(
@@ -147,17 +167,7 @@ def lists_as_of(
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
     filled from them alone) exactly as :func:`compute` makes a site's: an edition's."""
     cfg = site.settings.results
-    runs = {
-        cls: elo.sequential_run(
-            elo.rated_games(games, cls, since),
-            k_of_gm,
-            cfg.start_elo,
-            cfg.expected_cap,
-            cfg.gm_months,
-            cfg.reseed_months,
-        ).updates
-        for cls, (k_of_gm, since) in _k_rules(cfg).items()
-    }
+    runs = {cls: _elo_run(cfg, games, cls).updates for cls in TIME_CLASSES}
     rows, _, _ = _game_rows(site, games, _all_updates(runs), elos)
     by_class = results.class_rows(results.row_records(rows))
     scopes = results.standard_scopes(cfg, as_of, [])
@@ -187,18 +197,10 @@ def compute(site: SiteData) -> ResultsData:
     rules_key = hashlib.sha256(f"{cfg!r}|{site.cache.code}".encode()).hexdigest()[:16]
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
-    for cls, (k_of_gm, since) in _k_rules(cfg).items():
+    for cls in TIME_CLASSES:
         slot = entry("elo-run", cls, rules_key)
         found = site.cache.store.get(slot) if site.cache.store is not None else None
-        run = elo.sequential_run(
-            elo.rated_games(games, cls, since),
-            k_of_gm,
-            cfg.start_elo,
-            cfg.expected_cap,
-            cfg.gm_months,
-            cfg.reseed_months,
-            previous=found[0] if found is not None else None,
-        )
+        run = _elo_run(cfg, games, cls, found[0] if found is not None else None)
         if site.cache.store is not None:
             site.cache.store.set(slot, (run,))
         runs[cls] = run.updates
