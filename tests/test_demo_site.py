@@ -159,10 +159,14 @@ def test_the_update_lists_exactly_the_new_tournament(added: Added) -> None:
     changes = {c["key"]: c for c in u["lists"]}
     assert changes, "the new games move some list"
     for key, c in changes.items():
-        old = {r["player"] for r in added.lists[0][key]}
-        new = {r["player"] for r in added.lists[1][key]}
-        assert {m["player"] for m in c["entered"]} == new - old, key
-        assert {m["player"] for m in c["left"]} == old - new, key
+        old = {r["player"]: r["rank"] for r in added.lists[0][key]}
+        new = {r["player"]: r["rank"] for r in added.lists[1][key]}
+        assert {m["player"] for m in c["entered"]} == new.keys() - old.keys(), key
+        assert {m["player"] for m in c["left"]} == old.keys() - new.keys(), key
+        # The biggest moves in rank: the five largest rank changes of the players in both.
+        places = {p: old[p] - new[p] for p in new if p in old and old[p] != new[p]}
+        moved = sorted(places, key=lambda p: (-abs(places[p]), new[p]))
+        assert [m["player"] for m in c["by_rank"]] == moved[:5], key
     page = (added.out / u["path"]).read_text(encoding="utf-8")
     assert "Test Masters 2025" in page
 
