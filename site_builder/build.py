@@ -34,7 +34,7 @@ from site_builder.incremental import (
     digest,
     explain_changes,
 )
-from site_builder.memo import entry
+from site_builder.memo import Kind, entry
 from site_builder.partitions import dask_client
 from site_builder.render.driver import render_site
 from site_builder.render.output import asset_files, templates_digest
@@ -129,7 +129,7 @@ def build(
         if not (output_dir / OUTPUT_RECORD).is_file() and not (output_dir / "index.html").exists():
             output_record(output_dir, WORK)  # refuses a non-empty folder that is not a site
     with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
-        manifest_key = entry("manifest", str(output_dir.resolve()))
+        manifest_key = entry(Kind.MANIFEST, str(output_dir.resolve()))
         old = build_cache.get(manifest_key) or {}
         previous = set()
         if not analyse_only:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum, unique
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -20,10 +21,42 @@ from site_builder.model import GameRecord
 T = TypeVar("T")
 
 
-def entry(kind: str, *parts: str) -> str:
-    """The key of one memo entry: its kind ("player", "group", "fragment", ...) and the
-    parts that name it, joined by "|". Every key of the build cache is made here."""
-    return "|".join((kind, *parts))
+@unique
+class Kind(StrEnum):
+    """Every kind of entry in the build cache: the one list of its key namespaces."""
+
+    #: a partition's result of one family's work function (``Partitions.map``)
+    PARTITION = "partition"
+    #: one family's per-game values (``Memo.per_game``)
+    GAMES = "games"
+    #: one group (player, year, event, ...) of a family, and the last build's groups at once
+    GROUP = "group"
+    GROUPS = "groups"
+    #: a value over the whole corpus (``Memo.memoised``: calibrations, fits)
+    AGGREGATE = "aggregate"
+    #: a family's result, and the key it was made with
+    FAMILY = "family"
+    FAMILY_KEY = "family-key"
+    #: a sequential Elo run of one time class under one set of rules
+    ELO_RUN = "elo-run"
+    #: the lists as they stood on an edition's date
+    EDITION = "edition"
+    #: the update's snapshot of the lists, and the history of updates
+    UPDATE_SNAPSHOT = "update-snapshot"
+    UPDATE_HISTORY = "update-history"
+    #: a rendered part of a page (a game's move table, a family's player block)
+    FRAGMENT = "fragment"
+    #: the pages written to an output folder, with their keys
+    MANIFEST = "manifest"
+    #: a game's analysed plies, and its move rows
+    PLIES = "plies"
+    ROWS = "rows"
+
+
+def entry(kind: Kind, *parts: str) -> str:
+    """The key of one memo entry: its kind and the parts that name it, joined by "|". Every
+    key of the build cache is made here."""
+    return "|".join((kind.value, *parts))
 
 
 @dataclass
@@ -61,7 +94,7 @@ class Memo:
         keys = {g.game_id: f"{self.game_keys.get(g.game_id, '')}|{settings_key}" for g in games}
         by_id = {g.game_id: g for g in games}
         return self._batched(
-            entry("games", family),
+            entry(Kind.GAMES, family),
             keys,
             lambda missing: {gid: compute(by_id[gid]) for gid in missing},
         )
@@ -130,7 +163,7 @@ class Memo:
             if self.active:
                 with self.store.transact():
                     for gid in missing:
-                        self.store.set(entry("group", family, gid, digests[gid]), (fresh[gid],))
+                        self.store.set(entry(Kind.GROUP, family, gid, digests[gid]), (fresh[gid],))
             name = family.split("-", 1)[0]
             for gid in missing:
                 if players and gid in players:
@@ -140,7 +173,7 @@ class Memo:
         if self.active and last != digests:
             # This build's groups in one entry: the next build reads them with one get.
             self.store.set(
-                entry("groups", family), {gid: (digests[gid], found[gid]) for gid in digests}
+                entry(Kind.GROUPS, family), {gid: (digests[gid], found[gid]) for gid in digests}
             )
         return found
 
@@ -151,7 +184,7 @@ class Memo:
     def _group_batch(self, family: str) -> dict[str, tuple[str, Any]]:
         """The last build's groups of ``family``: ``{group id: (digest, value)}`` (read once)."""
         if family not in self._group_batches:
-            batch = self.store.get(entry("groups", family)) if self.active else None
+            batch = self.store.get(entry(Kind.GROUPS, family)) if self.active else None
             self._group_batches[family] = batch or {}
         return self._group_batches[family]
 
@@ -167,7 +200,7 @@ class Memo:
             if last is not None and last[0] == d:
                 found[gid] = last[1]
             else:
-                hit = self.store.get(entry("group", family, gid, d))
+                hit = self.store.get(entry(Kind.GROUP, family, gid, d))
                 if hit is not None:
                     found[gid] = hit[0]
         return found
@@ -175,10 +208,10 @@ class Memo:
     def memoised(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()``, reused from the last build under the same ``key``."""
         if self.store is not None and self.game_keys:
-            hit = self.store.get(entry("aggregate", key))
+            hit = self.store.get(entry(Kind.AGGREGATE, key))
             if hit is not None:
                 return hit[0]  # type: ignore[no-any-return]
         value = compute()
         if self.store is not None and self.game_keys:
-            self.store.set(entry("aggregate", key), (value,))
+            self.store.set(entry(Kind.AGGREGATE, key), (value,))
         return value

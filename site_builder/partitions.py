@@ -27,7 +27,7 @@ import pandas as pd
 
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool
-from site_builder.memo import Memo, entry
+from site_builder.memo import Kind, Memo, entry
 from site_builder.store import MoveStore
 
 T = TypeVar("T")
@@ -104,7 +104,7 @@ class Partitions:
         )
         memo = self.cache
         keys = {
-            p: entry("partition", name, str(p), self.store.keys[p], spec, memo.code)
+            p: entry(Kind.PARTITION, name, str(p), self.store.keys[p], spec, memo.code)
             for p in self.store.parts()
             if only is None or p in only
         }

@@ -203,21 +203,22 @@ class Family:
     compute: Callable[[SiteData], Any]
     pages: Callable[[SiteData], Sequence[Page | PageSet]]
     nav: tuple[NavItem, ...] = ()
-    player_sections: Callable[[SiteData, str], list[Section]] | None = None
-    #: What ``player_sections`` reads of the family's results for one player, gathered
-    #: cheaply: the player's pages are made again only when it (or another input) changes.
-    #: None: the sections themselves are part of the key.
-    player_inputs: Callable[[SiteData, str], Any] | None = None
-    #: The player's own downloads (the small tables of the player page), made with the
-    #: player's pages, so only when the player's key changed: their rows must be among
-    #: ``player_inputs``.
-    player_files: Callable[[SiteData, str], list[Page]] | None = None
-    #: Keep the rendered ``player_sections`` in the build cache (keyed by ``player_inputs``);
+    #: What the family's blocks on a player page read, gathered cheaply (see
+    #: ``render/views.py``): the player's pages are made again only when it (or another
+    #: input of the page) changes. None: no block for this player.
+    player_view: Callable[[SiteData, str], Any] | None = None
+    #: The family's blocks on the player page, made from the view alone.
+    player_sections: Callable[[Any], list[Section]] | None = None
+    #: The player's own downloads (the small tables of the player page), made from the view
+    #: with the player's pages, so only when the player's key changed.
+    player_files: Callable[[Any], list[Page]] | None = None
+    #: Keep the rendered ``player_sections`` in the build cache (keyed by the view);
     #: False for blocks that almost every new game changes.
     cache_player_blocks: bool = True
-    game_sections: Callable[[SiteData, GameRecord], list[Section]] | None = None
-    #: What ``game_sections`` reads for one game, gathered cheaply (as ``player_inputs``).
-    game_inputs: Callable[[SiteData, GameRecord], Any] | None = None
+    #: What the family's blocks on a game page read (as ``player_view``).
+    game_view: Callable[[SiteData, GameRecord], Any] | None = None
+    #: The family's blocks on a game page, made from the game's view alone.
+    game_sections: Callable[[Any], list[Section]] | None = None
     #: Blocks on an event (tournament or match) page, given the event key.
     event_sections: Callable[[SiteData, str], list[Section]] | None = None
     #: An event's own downloads, made with the event page (as ``player_files``): their rows

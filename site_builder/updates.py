@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from site_builder.memo import entry
+from site_builder.memo import Kind, entry
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -628,7 +628,9 @@ class Progress:
 
 def _keys(output_dir: Path) -> tuple[str, str]:
     where = str(output_dir.resolve())
-    return entry("update-snapshot", str(SCHEMA), where), entry("update-history", str(SCHEMA), where)
+    return entry(Kind.UPDATE_SNAPSHOT, str(SCHEMA), where), entry(
+        Kind.UPDATE_HISTORY, str(SCHEMA), where
+    )
 
 
 def advance(site: SiteData, build_cache: BuildCache, output_dir: Path) -> Progress:

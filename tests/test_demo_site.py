@@ -126,7 +126,7 @@ def added(demo: tuple[Path, BuildStats]) -> Added:
     as "Test Masters", dated 2025.12.20: no engine runs) and built into the same folder."""
     from site_builder.analysis.stage import build_cache_dir
     from site_builder.incremental import BuildCache
-    from site_builder.memo import entry
+    from site_builder.memo import Kind, entry
     from tests.test_updates import _read_lists
 
     out, _ = demo
@@ -145,7 +145,7 @@ def added(demo: tuple[Path, BuildStats]) -> Added:
     )
     build_quietly(root / "content", out, root / "cache")
     with BuildCache(build_cache_dir(root / "cache")) as bc:
-        computed = bc.get(entry("family", "editions"))["result"].computed
+        computed = bc.get(entry(Kind.FAMILY, "editions"))["result"].computed
     return Added(out, (before[0], _read_lists(out)), (before[1], editions()), computed)
 
 

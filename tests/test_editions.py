@@ -184,7 +184,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     from site_builder.build import build
     from site_builder.config import load_settings
     from site_builder.incremental import BuildCache
-    from site_builder.memo import entry
+    from site_builder.memo import Kind, entry
 
     root = tmp_path_factory.mktemp("editions")
     content = root / "content"
@@ -203,7 +203,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     def run() -> None:
         build(content, b.out, load_settings(content), cache_dir=cache, progress=False, echo=print)
         with BuildCache(build_cache_dir(cache)) as bc:
-            memo = bc.get(entry("family", "editions"))
+            memo = bc.get(entry(Kind.FAMILY, "editions"))
         b.results.append(pickle.loads(pickle.dumps(memo["result"])))
         b.files.append(_files(b.out))
         b.lists.append(_current_lists(b.out))

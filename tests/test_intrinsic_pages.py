@@ -85,14 +85,14 @@ def test_every_ipr_and_skill_carries_its_interval(calibrated) -> None:  # type: 
 
 def test_player_event_and_game_blocks(calibrated) -> None:  # type: ignore[no-untyped-def]
     site, _ = calibrated
-    carlsen = intrinsic_pages.player_sections(site, "Carlsen, Magnus")
+    carlsen = intrinsic_pages.player_sections(intrinsic_pages.player_view(site, "Carlsen, Magnus"))
     assert carlsen and carlsen[0].context["years"]
     assert carlsen[0].context["chart"]["layout"]["title"]["text"].endswith("IPR by year")
     key = next(k for k in site.state.results["intrinsic"].events["event"] if "Tata" in k)
     ev = intrinsic_pages.event_sections(site, key)
     assert ev and ev[0].context["event"]["ipr_lo"] < ev[0].context["event"]["ipr_hi"]
     game = next(g for g in site.games if g.game_id in site.analysed)
-    rows = bayesian_pages.game_sections(site, game)[0].context["rows"]
+    rows = bayesian_pages.game_sections(bayesian_pages.game_view(site, game))[0].context["rows"]
     assert len(rows) == 2 and all(r["c_lo"] <= r["c"] <= r["c_hi"] for r in rows)
 
 
@@ -131,7 +131,9 @@ def test_uncalibrated_site_says_why(small_site, tmp_path) -> None:  # type: igno
     assert "n/a: the Elo calibration could not be made" in html
     cal = out["calibration.html"].decode()
     assert "too few turns" in cal and "milepost bucket(s) with at least" in cal
-    assert intrinsic_pages.player_sections(site, "Carlsen, Magnus")[0].context["summary"]["status"]
+    assert intrinsic_pages.player_sections(intrinsic_pages.player_view(site, "Carlsen, Magnus"))[
+        0
+    ].context["summary"]["status"]
 
 
 def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: ignore[no-untyped-def]

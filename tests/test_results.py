@@ -263,19 +263,25 @@ def test_result_pickles_for_the_build_cache(palma: SiteData) -> None:
     import pickle
 
     res = palma.state.results["results"]
-    results_pages.player_sections(palma, GELFAND)  # fills the lookup indexes
+    results_pages.player_sections(
+        results_pages.player_view(palma, GELFAND)
+    )  # fills the lookup indexes
     back = pickle.loads(pickle.dumps(res))
     assert back.lists["fighter"].equals(res.lists["fighter"])
     assert back.default_classified["total"] == 81  # the report reads it in pages()
     palma.state.results["results"] = back
-    assert results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
+    assert results_pages.player_sections(results_pages.player_view(palma, GELFAND))[0].context[
+        "short_draws"
+    ]
     results_pages.pages(palma)
     assert palma.state.facts["time_class_default"]["total"] == 81
 
 
 def test_player_page_short_draws(palma: SiteData) -> None:
     """Gelfand's page lists exactly his two short draws (hand calculation above)."""
-    draws = results_pages.player_sections(palma, GELFAND)[0].context["short_draws"]
+    draws = results_pages.player_sections(results_pages.player_view(palma, GELFAND))[0].context[
+        "short_draws"
+    ]
     got = [(d["opponent"], d["colour"], d["plies"], d["material"], d["factor"]) for d in draws]
     assert got == [
         ("Hammer, Jon Ludvig", "White", 55, 29, 18.5),

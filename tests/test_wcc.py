@@ -509,10 +509,10 @@ def test_event_and_player_blocks(hand_site: SiteData) -> None:
     sections = champions_pages.event_sections(hand_site, "Match 2000")
     assert len(sections) == 1 and sections[0].context["row"]["player_a"] == "Alpha"
     assert champions_pages.event_sections(hand_site, "Open 1999") == []
-    block = champions_pages.player_sections(hand_site, "Alpha")[0]
+    block = champions_pages.player_sections(champions_pages.player_view(hand_site, "Alpha"))[0]
     assert block.context["matrix"]["data"][0]["colorscale"] == "Cividis"
     assert [m["match"] for m in block.context["matches"]] == ["Alpha – Beta 2000"]
-    assert champions_pages.player_sections(hand_site, "Nobody") == []
+    assert champions_pages.player_view(hand_site, "Nobody") is None
 
 
 def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData) -> None:

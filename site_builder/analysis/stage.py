@@ -36,7 +36,7 @@ from site_builder.forked import fork_pool, keep, processes
 from site_builder.incremental import BuildCache, collector_paused, digest
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
-from site_builder.memo import Memo, entry
+from site_builder.memo import Kind, Memo, entry
 from site_builder.metrics.elo_fill import fill_elos
 from site_builder.metrics.moves import move_row, move_table
 from site_builder.model import GameRecord, PgnDate, Problem
@@ -66,7 +66,7 @@ def default_cache_dir(content_dir: Path) -> Path:
 def ply_key(fingerprint: str, first_move: int | None) -> str:
     """Build-cache key of a game's plies (position keys from ``first_move``; none when
     the game is not analysed)."""
-    return entry("plies", fingerprint, str(first_move))
+    return entry(Kind.PLIES, fingerprint, str(first_move))
 
 
 def build_cache_dir(cache_dir: Path) -> Path:
@@ -402,7 +402,7 @@ def rows_key(
     were read from (:meth:`EvalCache.identity`), so rows outlive neither an emptied or
     salvaged evaluation cache nor entries ``doctor --check`` removed: the build then reads,
     and analyses again what is missing, as the user who emptied the cache expects."""
-    return entry("rows", fingerprint, spec.key, str(mate_cp), str(first_move), cache.identity())
+    return entry(Kind.ROWS, fingerprint, spec.key, str(mate_cp), str(first_move), cache.identity())
 
 
 def game_fingerprint(game: GameRecord) -> str:

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from site_builder.forked import fork_pool, keep
 from site_builder.incremental import BuildCache, code_digest, digest
-from site_builder.memo import entry
+from site_builder.memo import Kind, entry
 from site_builder.sitedata import Family, SiteData
 
 #: Settings sections each family's numbers depend on, besides [site] and [analysis]
@@ -105,9 +105,11 @@ class _Metrics:
                 self.data_key,
             ]
         )
-        slot = entry("family", fam.name)
+        slot = entry(Kind.FAMILY, fam.name)
         # The keys apart from the result: a changed family never reads its old result.
-        head = build_cache.get(entry("family-key", fam.name)) if build_cache is not None else None
+        head = (
+            build_cache.get(entry(Kind.FAMILY_KEY, fam.name)) if build_cache is not None else None
+        )
         if (
             head is not None
             and head["own"] == own
@@ -139,7 +141,8 @@ class _Metrics:
             with contextlib.suppress(Exception):
                 build_cache.set(slot, {"key": keys[fam.name], "result": result})
                 build_cache.set(
-                    entry("family-key", fam.name), {"own": own, "deps": deps, "key": keys[fam.name]}
+                    entry(Kind.FAMILY_KEY, fam.name),
+                    {"own": own, "deps": deps, "key": keys[fam.name]},
                 )
 
 

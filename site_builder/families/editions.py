@@ -36,7 +36,7 @@ from site_builder.families import bayesian as bayes_family
 from site_builder.families import intrinsic as ipr_family
 from site_builder.families import results as results_family
 from site_builder.incremental import digest
-from site_builder.memo import entry
+from site_builder.memo import Kind, entry
 from site_builder.metrics import quality
 from site_builder.metrics.elo_fill import fill_elos
 from site_builder.model import GameRecord, PgnDate
@@ -131,7 +131,7 @@ def compute(site: SiteData) -> EditionsResult:
         as_of = day_before(d)
         games = _games_to(by_months, as_of)
         keys[iso(d)] = digest([context, iso(d), site.cache.games_digest(g.game_id for g in games)])
-        hit = store.get(entry("edition", iso(d))) if store is not None else None
+        hit = store.get(entry(Kind.EDITION, iso(d))) if store is not None else None
         if hit is not None and hit[0] == keys[iso(d)]:
             found[iso(d)] = hit[1]
     missing = [d for d in dates if iso(d) not in found]
@@ -140,7 +140,7 @@ def compute(site: SiteData) -> EditionsResult:
         for d in missing:
             found[iso(d)] = fresh[iso(d)]
             if store is not None:
-                store.set(entry("edition", iso(d)), (keys[iso(d)], fresh[iso(d)]))
+                store.set(entry(Kind.EDITION, iso(d)), (keys[iso(d)], fresh[iso(d)]))
     editions = tuple(found[iso(d)] for d in dates)
     return EditionsResult(cfg.every, editions, tuple(iso(d) for d in missing), _by_player(editions))
 

@@ -21,7 +21,7 @@ from site_builder.config import ResultsSection
 from site_builder.errors import ConfigError
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
-from site_builder.memo import entry
+from site_builder.memo import Kind, entry
 from site_builder.metrics import elo, results, style
 from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.model import GameRecord
@@ -198,7 +198,7 @@ def compute(site: SiteData) -> ResultsData:
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
     for cls in TIME_CLASSES:
-        slot = entry("elo-run", cls, rules_key)
+        slot = entry(Kind.ELO_RUN, cls, rules_key)
         found = site.cache.store.get(slot) if site.cache.store is not None else None
         run = _elo_run(cfg, games, cls, found[0] if found is not None else None)
         if site.cache.store is not None:

@@ -7,11 +7,12 @@ import math
 from typing import Any
 
 from site_builder.families.bayesian import BayesianResult, compute
-from site_builder.frames import records, records_by, row_hashes_by
+from site_builder.frames import records
 from site_builder.metrics import bayesian
 from site_builder.model import GameRecord
 from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import Column, download_pages, downloads_of
+from site_builder.render.views import PlayerYears, Rows
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -237,11 +238,10 @@ def pages(site: SiteData) -> list[Page]:
     return out
 
 
-def player_files(site: SiteData, player: str) -> list[Page]:
+def player_files(view: PlayerYears) -> list[Page]:
     """The player's skill-by-year table (on the player page) as a download."""
-    res: BayesianResult = site.state.results["bayesian"]
-    rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
-    return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
+    rows = view.years.records() if view.years is not None else []
+    return download_pages(view.downloads_base, rows, YEAR_DOWNLOAD)[1] if rows else []
 
 
 def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -270,15 +270,15 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     )
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: BayesianResult = site.state.results["bayesian"]
-    if res.status:
+def player_sections(view: PlayerYears) -> list[Section]:
+    player = view.player
+    if view.status or view.summary is None or view.years is None:
         return [
             Section(
                 "Bayesian skill",
                 "partials/bayesian_player.html",
                 {
-                    "status": res.status,
+                    "status": view.status,
                     "summary": None,
                     "years": [],
                     "chart": None,
@@ -286,10 +286,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 },
             )
         ]
-    rows = records_by(res.players, "player").get(player, []) if len(res.players) else []
-    years = records_by(res.years, "player").get(player, []) if len(res.years) else []
-    if not rows and not years:
-        return []
+    rows, years = view.summary.records(), view.years.records()
     rated = [y for y in years if not y["status"]]
     fig = None
     if rated:
@@ -316,39 +313,37 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "summary": rows[0] if rows else None,
                 "years": years,
                 "chart": fig,
-                "mapping": res.mapping_status,
-                "downloads": downloads_of(year_downloads_base(site, player), YEAR_DOWNLOAD),
+                "mapping": view.note,
+                "downloads": downloads_of(view.downloads_base, YEAR_DOWNLOAD),
             },
         )
     ]
 
 
-def player_inputs(site: SiteData, player: str) -> Any:
+def player_view(site: SiteData, player: str) -> PlayerYears | None:
     res: BayesianResult = site.state.results["bayesian"]
-    if res.status:
-        return res.status
-    frames = (res.players, res.years)
-    return [
+    return PlayerYears.of(
+        player,
+        res.status,
+        res.players,
+        res.years,
+        year_downloads_base(site, player),
         res.mapping_status,
-        *(records_by(f, "player").get(player, []) if len(f) else [] for f in frames),
-    ]
+    )
 
 
-def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: BayesianResult = site.state.results["bayesian"]
-    if res.status or len(res.sides) == 0:
-        return []
-    rows = records_by(res.sides, "game_id").get(game.game_id, [])
-    if not rows:
-        return []
-    return [Section("Bayesian skill in this game", "partials/bayesian_game.html", {"rows": rows})]
-
-
-def game_inputs(site: SiteData, game: GameRecord) -> Any:
+def game_view(site: SiteData, game: GameRecord) -> Rows | None:
     res: BayesianResult = site.state.results["bayesian"]
     if res.status or len(res.sides) == 0:
         return None
-    return row_hashes_by(res.sides, "game_id").get(game.game_id, b"")
+    return Rows(res.sides, "game_id", game.game_id)
+
+
+def game_sections(sides: Rows) -> list[Section]:
+    rows = sides.records()
+    if not rows:
+        return []
+    return [Section("Bayesian skill in this game", "partials/bayesian_game.html", {"rows": rows})]
 
 
 FAMILY = Family(
@@ -356,11 +351,11 @@ FAMILY = Family(
     compute=compute,
     pages=pages,
     nav=(NavItem("Skill", "skill.html"),),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
     player_files=player_files,
+    game_view=game_view,
     game_sections=game_sections,
-    game_inputs=game_inputs,
     methodology="partials/bayesian_methodology.html",
     in_worker=True,
 )

@@ -5,6 +5,7 @@ made from the result computed in ``site_builder/families/conformance.py``."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -373,19 +374,6 @@ def _player_year_base(site: SiteData, player: str) -> str:
     return f"data/players/{site.player_slugs[player]}-conformance-years"
 
 
-def player_year_downloads(site: SiteData, player: str) -> Downloads:
-    """The download of a player's conformance-by-year table (on the player page)."""
-    return downloads_of(_player_year_base(site, player), PLAYER_YEAR_COLUMNS)
-
-
-def player_files(site: SiteData, player: str) -> list[Page]:
-    """The player's conformance-by-year table (on the player page) as a download."""
-    rows = site.state.results["conformance"].by_player("strength", player)
-    if not rows:
-        return []
-    return download_pages(_player_year_base(site, player), rows, PLAYER_YEAR_COLUMNS)[1]
-
-
 def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
     """R, R′ and Q per bin for every compared player-year and conformance (long format)."""
     rows = []
@@ -669,9 +657,8 @@ def _curves_by_player(res: ConformanceResult, kind: str) -> dict[str, list[tuple
     return found
 
 
-def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
-    kind = res.cfg.strength_kind
-    mine = _curves_by_player(res, kind).get(player)
+def _cumulative_chart(view: PlayerView) -> dict[str, Any] | None:
+    player, kind, mine = view.player, view.cfg.strength_kind, view.curves
     if mine is None:
         return None
     data = []
@@ -708,26 +695,22 @@ def _cumulative_chart(res: ConformanceResult, player: str) -> dict[str, Any] | N
     )
 
 
-def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
-    keys = res.eligible_of(player)
-    if not keys:
+def _matrix_chart(view: PlayerView) -> dict[str, Any] | None:
+    player, cfg = view.player, view.cfg
+    if not view.models:
         return None
     labels = markov.class_labels()
     traces, buttons = [], []
-    views = [(k, "White") for k in keys] + [(k, "Black") for k in keys]
+    views = [(k, "White") for k in view.models] + [(k, "Black") for k in view.models]
     views.sort(key=lambda v: (-v[0][1], v[1] != "White"))
     for i, (key, colour) in enumerate(views):
-        mats = res.models.white if colour == "White" else res.models.black
-        rows_obs = res.models.white_rows if colour == "White" else res.models.black_rows
-        m = mats[key]
-        obs = rows_obs[key]
-        exits = (res.models.white_exits if colour == "White" else res.models.black_exits)[key]
-        blended = obs < res.cfg.markov_min_row
+        m, obs, exits = view.models[key][colour]
+        blended = obs < cfg.markov_min_row
         row_text = [
             f"{obs[r]:.1f} moves"
             + (" (blended with all players)" if blended[r] else "")
             + (
-                f" (never left: {res.cfg.markov_exit_pseudo:g} pseudo-moves of all players)"
+                f" (never left: {cfg.markov_exit_pseudo:g} pseudo-moves of all players)"
                 if exits[r]
                 else ""
             )
@@ -797,72 +780,90 @@ def _matrix_chart(res: ConformanceResult, player: str) -> dict[str, Any] | None:
     )
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
+@dataclass(frozen=True)
+class PlayerView:
+    """What the player block reads: the player's conformance rows by year, their best year,
+    their eligible player-years' Markov matrices, the title matches they played, their
+    curves R′ and Q by year, the settings and where the year table is downloaded."""
+
+    player: str
+    href: str
+    strength: list[dict[str, Any]]
+    best: list[dict[str, Any]]
+    #: (player, year) → colour → (matrix, moves observed per row, rows never left)
+    models: dict[tuple[str, int], dict[str, tuple[Any, Any, Any]]]
+    matches: list[dict[str, Any]]
+    #: (year, R′ row, Q row) of each year, or None
+    curves: list[tuple[Any, Any, Any]] | None
+    cfg: Any
+    downloads_base: str
+
+
+def player_view(site: SiteData, player: str) -> PlayerView | None:
     res: ConformanceResult = site.state.results["conformance"]
-    rows = [{**r, "href": site.player_path(player)} for r in res.by_player("strength", player)]
-    if not rows:
-        return []
-    best = [r for r in res.by_player("best", player) if r["best"]]
+    strength = res.by_player("strength", player)
+    if not strength:
+        return None
+    m = res.models
+    return PlayerView(
+        player,
+        site.player_path(player),
+        strength,
+        res.by_player("best", player),
+        {
+            key: {
+                "White": (m.white[key], m.white_rows[key], m.white_exits[key]),
+                "Black": (m.black[key], m.black_rows[key], m.black_exits[key]),
+            }
+            for key in res.eligible_of(player)
+        },
+        [r for r in res.wcc if player in (r["player_a"], r["player_b"])],
+        _curves_by_player(res, res.cfg.strength_kind).get(player),
+        res.cfg,
+        _player_year_base(site, player),
+    )
+
+
+def player_files(view: PlayerView) -> list[Page]:
+    """The player's conformance-by-year table (on the player page) as a download."""
+    return download_pages(view.downloads_base, view.strength, PLAYER_YEAR_COLUMNS)[1]
+
+
+def player_sections(view: PlayerView) -> list[Section]:
+    rows = [{**r, "href": view.href} for r in view.strength]
+    best = [r for r in view.best if r["best"]]
     blends = []
     labels = markov.class_labels()
-    for key in res.eligible_of(player):
-        for colour, rows_obs, exits in (
-            ("White", res.models.white_rows, res.models.white_exits),
-            ("Black", res.models.black_rows, res.models.black_exits),
-        ):
-            obs = rows_obs[key]
+    for key, colours in view.models.items():
+        for colour in ("White", "Black"):
+            _, obs, exits = colours[colour]
             blends.append(
                 {
                     "year": key[1],
                     "colour": colour,
-                    "blended": int((obs < res.cfg.markov_min_row).sum()),
+                    "blended": int((obs < view.cfg.markov_min_row).sum()),
                     "rows": len(obs),
                     "moves": float(obs.sum()),
-                    "exits": [labels[i] for i in np.nonzero(exits[key])[0]],
+                    "exits": [labels[i] for i in np.nonzero(exits)[0]],
                 }
             )
-    matches = [r for r in res.wcc if player in (r["player_a"], r["player_b"])]
     return [
         Section(
             "Conformance and Markov matrices (Alliot)",
             "partials/conformance_player.html",
             {
                 "rows": rows,
-                "cumulative": _cumulative_chart(res, player),
-                "matrix": _matrix_chart(res, player),
+                "cumulative": _cumulative_chart(view),
+                "matrix": _matrix_chart(view),
                 "best": best[0] if best else None,
                 "blends": blends,
-                "matches": matches,
-                "cfg": res.cfg,
-                "kind_name": KIND_NAMES[res.cfg.strength_kind],
-                "downloads": player_year_downloads(site, player),
+                "matches": view.matches,
+                "cfg": view.cfg,
+                "kind_name": KIND_NAMES[view.cfg.strength_kind],
+                "downloads": downloads_of(view.downloads_base, PLAYER_YEAR_COLUMNS),
             },
         )
     ]
-
-
-def player_inputs(site: SiteData, player: str) -> Any:
-    res: ConformanceResult = site.state.results["conformance"]
-    m = res.models
-    return (
-        res.by_player("strength", player),
-        res.by_player("best", player),
-        [
-            (
-                key,
-                m.white[key],
-                m.black[key],
-                m.white_rows[key],
-                m.black_rows[key],
-                m.white_exits[key],
-                m.black_exits[key],
-            )
-            for key in res.eligible_of(player)
-        ],
-        [r for r in res.wcc if player in (r["player_a"], r["player_b"])],
-        _curves_by_player(res, res.cfg.strength_kind).get(player),
-        res.cfg,
-    )
 
 
 def event_sections(site: SiteData, key: str) -> list[Section]:
@@ -884,8 +885,8 @@ FAMILY = Family(
     compute=conformance.compute,
     pages=pages,
     nav=(NavItem("Champions", "champions.html"),),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
     player_files=player_files,
     event_sections=event_sections,
     methodology="partials/conformance_methodology.html",

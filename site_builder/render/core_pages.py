@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from markupsafe import Markup
 
+from site_builder.memo import Kind
 from site_builder.memo import entry as memo_entry
 from site_builder.metrics import events
 from site_builder.model import GameRecord
@@ -298,34 +299,34 @@ def _player_sections(
     name: str,
     games: Sequence[GameRecord],
     families: Sequence[Family],
-    inputs: dict[str, Digested] | None,
+    views: dict[str, Digested],
 ) -> list[RenderedSection]:
-    """Each family's blocks of the player page, rendered. With the family's inputs for the
-    player (``inputs``, as the page key holds them), a family's blocks are kept in the build
-    cache and rendered again only when those inputs, the player's game rows (every link
-    a block shows is to the player's games, their events and opponents), the settings, the
-    code or the templates change."""
+    """Each family's blocks of the player page, made from its view and rendered. A family's
+    blocks are kept in the build cache and rendered again only when its view, the player's
+    game rows (every link a block shows is to the player's games, their events and
+    opponents), the settings, the code or the templates change."""
     root = root_for(site.player_path(name))
     games_key = [_base_key(site, g) for g in games]
     out: list[RenderedSection] = []
     for fam in families:
-        hook = fam.player_sections
-        if hook is None:
+        hook, view = fam.player_sections, views.get(fam.name)
+        if hook is None or view is None:
             continue
 
-        def made(hook: Callable[[SiteData, str], list[Section]] = hook) -> list[tuple[str, str]]:
+        def made(
+            hook: Callable[[Any], list[Section]] = hook, view: Any = view.value
+        ) -> list[tuple[str, str]]:
             context = {"root": root, "settings": site.settings}
             env = site.state.jinja
             return [
                 (s.title, str(render_fragment(s.template, {**context, "ctx": s.context}, env)))
-                for s in hook(site, name)
+                for s in hook(view)
             ]
 
-        fed = inputs.get(fam.name) if inputs and fam.cache_player_blocks else None
-        if fed is None:
+        if not fam.cache_player_blocks:
             parts = made()
         else:
-            key = [fam.name, name, root, fed, games_key, site.settings_digest, site.cache.code]
+            key = [fam.name, name, root, view, games_key, site.settings_digest, site.cache.code]
             parts = _memo_fragment(site, f"{fam.name}-player", Digested(key).sha, made)
         out += [RenderedSection(title, Markup(html)) for title, html in parts]
     return out
@@ -336,9 +337,11 @@ def player_page(
     name: str,
     games: Sequence[GameRecord],
     families: Sequence[Family],
-    inputs: dict[str, Digested] | None = None,
+    views: dict[str, Digested] | None = None,
 ) -> list[Page]:
-    sections = _player_sections(site, name, games, families, inputs)
+    if views is None:
+        views = player_views(site, name, families)
+    sections = _player_sections(site, name, games, families, views)
     rows = [_game_row(site, g, name) for g in games]
     ranked = summary.player_games_by_quality(site, name)
     q_of = dict(ranked)
@@ -355,8 +358,9 @@ def player_page(
     games_dl, files = download_pages(f"data/players/{slug}-games", rows, PLAYER_GAME_COLUMNS)
     h2h_dl, h2h_files = download_pages(f"data/players/{slug}-opponents", h2h, H2H_COLUMNS)
     for fam in families:
-        if fam.player_files is not None:
-            files += fam.player_files(site, name)
+        view = views.get(fam.name)
+        if fam.player_files is not None and view is not None:
+            files += fam.player_files(view.value)
     counts = Counter(r["time_class"] for r in rows)
     years = [g.date.year for g in games if g.date.year]
     return [
@@ -391,25 +395,13 @@ def player_page_set(
     site: SiteData, name: str, games: Sequence[GameRecord], families: Sequence[Family]
 ) -> PageSet:
     """:func:`player_page` made only when what it reads changed: the player's games as
-    listed, their ranks and summary, and each family's inputs for them."""
+    listed, their ranks and summary, and each family's view of the player."""
+    views: list[dict[str, Digested]] = []  # made once, by the key or the pages
 
-    def made_inputs() -> dict[str, Digested]:
-        return {
-            fam.name: Digested(
-                fam.player_inputs(site, name)
-                if fam.player_inputs
-                else fam.player_sections(site, name)
-            )
-            for fam in families
-            if fam.player_sections is not None
-        }
-
-    inputs: list[dict[str, Digested]] = []  # made once, by the key or the pages
-
-    def inputs_once() -> dict[str, Digested]:
-        if not inputs:
-            inputs.append(made_inputs())
-        return inputs[0]
+    def views_once() -> dict[str, Digested]:
+        if not views:
+            views.append(player_views(site, name, families))
+        return views[0]
 
     def key() -> Any:
         return (
@@ -418,15 +410,32 @@ def player_page_set(
             [_base_key(site, g) for g in games],
             summary.player_summary(site, families, name),
             summary.player_games_by_quality(site, name),
-            list(inputs_once().values()),
+            list(views_once().items()),
         )
 
     return PageSet(
         f"player|{name}",
         key,
-        lambda: player_page(site, name, games, families, inputs_once()),
-        inputs.clear,
+        lambda: player_page(site, name, games, families, views_once()),
+        views.clear,
     )
+
+
+def player_views(site: SiteData, name: str, families: Sequence[Family]) -> dict[str, Digested]:
+    """Each family's view of the player (``render/views.py``), digested once; families with
+    nothing to show for the player are left out."""
+    out = {}
+    for fam in families:
+        if fam.player_view is not None:
+            view = fam.player_view(site, name)
+            if view is not None:
+                out[fam.name] = Digested(view)
+    return out
+
+
+def game_views(site: SiteData, game: GameRecord, families: Sequence[Family]) -> list[Any]:
+    """Each family's view of the game, in the families' order (None: no block)."""
+    return [fam.game_view(site, game) for fam in families if fam.game_view is not None]
 
 
 # --- game page -----------------------------------------------------------------------------
@@ -495,8 +504,10 @@ def game_page(
 ) -> Page:
     sections: list[Section] = []
     for fam in families:
-        if fam.game_sections is not None:
-            sections.extend(fam.game_sections(site, game))
+        if fam.game_view is not None and fam.game_sections is not None:
+            view = fam.game_view(site, game)
+            if view is not None:
+                sections.extend(fam.game_sections(view))
     # The move table and evaluation graph depend on the game and its analysis only: with a
     # game key they are rendered once and kept in the build cache.
     made = functools.cache(lambda: _move_rows(site, game))
@@ -555,7 +566,7 @@ def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -
     the key and the templates' digest, and made only when missing."""
     if not site.state.templates or site.cache.store is None:
         return make()
-    entry = memo_entry("fragment", name, key, site.state.templates)
+    entry = memo_entry(Kind.FRAGMENT, name, key, site.state.templates)
     found = site.state.new_fragments.get(entry)
     if found is None:
         found = site.cache.store.get(entry)
@@ -583,24 +594,19 @@ def game_page_set(
 ) -> Page | PageSet:
     """:func:`game_page` made only when what it reads changed: the game and its analysis
     (``site.cache.game_keys``), the record's other fields, its row and its neighbours' rows, and
-    the families' sections. Without a game key, the page itself."""
+    the families' views of the game. Without a game key, the page itself."""
     game_key = site.cache.game_keys.get(game.game_id)
     if not game_key:
         return game_page(site, game, families, neighbours)
 
     def key() -> Any:
-        sections = [
-            fam.game_inputs(site, game) if fam.game_inputs else fam.game_sections(site, game)
-            for fam in families
-            if fam.game_sections is not None
-        ]
         return (
             game_key,
             (game.result, game.event, game.site, game.round, game.eco, game.time_class_reason),
             (game.source, game.line, sorted(game.tags.items())),
             site.not_analysed.get(game.game_id, ""),
             [_base_key(site, g) if g else None for g in (game, *neighbours)],
-            sections,
+            game_views(site, game, families),
         )
 
     return PageSet(

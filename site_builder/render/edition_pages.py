@@ -7,6 +7,7 @@ page, their rank and value in each edition as a chart. The editions are computed
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from site_builder.families import editions as calc
@@ -131,14 +132,23 @@ def pages(site: SiteData) -> list[Page]:
     return out
 
 
-def player_inputs(site: SiteData, player: str) -> Any:
-    """What :func:`player_sections` reads: the player's ranks and values, and every
-    edition's date (the table has a row per edition, blank where the player is not listed)."""
+@dataclass(frozen=True)
+class PlayerView:
+    """What the player block reads: every edition's date (the table has a row per edition,
+    blank where the player is not listed) and the player's ranks and values."""
+
+    player: str
+    dates: tuple[str, ...]
+    #: list key → [(edition date, rank, value)]
+    found: dict[str, Any]
+
+
+def player_view(site: SiteData, player: str) -> PlayerView | None:
     res = _result(site)
     found = None if res is None else res.players.get(player)
     if res is None or not found:
         return None
-    return (tuple(e.date for e in res.editions), found)
+    return PlayerView(player, tuple(e.date for e in res.editions), found)
 
 
 def _chart(player: str, found: dict[str, Any]) -> dict[str, Any]:
@@ -174,12 +184,8 @@ def _chart(player: str, found: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
-    res = _result(site)
-    found = res.players.get(player) if res is not None else None
-    if res is None or not found:
-        return []
-    dates = [e.date for e in res.editions]
+def player_sections(view: PlayerView) -> list[Section]:
+    player, found, dates = view.player, view.found, view.dates
     by_list = {k: {d: (rank, v) for d, rank, v in pts} for k, pts in found.items()}
     columns = [SPECS[k] for k in (s.key for s in LISTS) if k in by_list]
     rows = [
@@ -214,7 +220,7 @@ FAMILY = Family(
     compute=calc.compute,
     pages=pages,
     nav=(NavItem("List editions", "editions.html"),),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
     methodology="partials/editions_methodology.html",
 )

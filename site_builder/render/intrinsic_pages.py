@@ -13,6 +13,7 @@ from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Fit
 from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import Column, download_pages, downloads_of
+from site_builder.render.views import PlayerYears
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -371,11 +372,10 @@ def pages(site: SiteData) -> list[Page]:
     return out
 
 
-def player_files(site: SiteData, player: str) -> list[Page]:
+def player_files(view: PlayerYears) -> list[Page]:
     """The player's IPR-by-year table as a download."""
-    res: IntrinsicResult = site.state.results["intrinsic"]
-    rows = [] if res.status or res.years.empty else records_by(res.years, "player").get(player)
-    return download_pages(year_downloads_base(site, player), rows, YEAR_DOWNLOAD)[1] if rows else []
+    rows = view.years.records() if view.years is not None else []
+    return download_pages(view.downloads_base, rows, YEAR_DOWNLOAD)[1] if rows else []
 
 
 def event_files(site: SiteData, key: str) -> list[Page]:
@@ -427,15 +427,15 @@ def _list_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     )
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
-    res: IntrinsicResult = site.state.results["intrinsic"]
-    if res.status:
+def player_sections(view: PlayerYears) -> list[Section]:
+    player = view.player
+    if view.status or view.summary is None or view.years is None:
         return [
             Section(
                 "Intrinsic performance rating",
                 "partials/intrinsic_player.html",
                 {
-                    "status": res.status,
+                    "status": view.status,
                     "summary": None,
                     "years": [],
                     "chart": None,
@@ -443,10 +443,7 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 },
             )
         ]
-    rows = records_by(res.players, "player").get(player, []) if len(res.players) else []
-    years = records_by(res.years, "player").get(player, []) if len(res.years) else []
-    if not rows and not years:
-        return []
+    rows, years = view.summary.records(), view.years.records()
     rated = [y for y in years if not y["status"]]
     fig = None
     if rated:
@@ -481,19 +478,17 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "summary": rows[0] if rows else None,
                 "years": years,
                 "chart": fig,
-                "downloads": downloads_of(year_downloads_base(site, player), YEAR_DOWNLOAD),
+                "downloads": downloads_of(view.downloads_base, YEAR_DOWNLOAD),
             },
         )
     ]
 
 
-def player_inputs(site: SiteData, player: str) -> Any:
+def player_view(site: SiteData, player: str) -> PlayerYears | None:
     res: IntrinsicResult = site.state.results["intrinsic"]
-    if res.status:
-        return res.status
-    return [
-        records_by(f, "player").get(player, []) if len(f) else [] for f in (res.players, res.years)
-    ]
+    return PlayerYears.of(
+        player, res.status, res.players, res.years, year_downloads_base(site, player)
+    )
 
 
 def event_sections(site: SiteData, key: str) -> list[Section]:
@@ -565,8 +560,8 @@ FAMILY = Family(
     compute=compute,
     pages=pages,
     nav=(NavItem("IPR", "intrinsic.html"), NavItem("Calibration", "calibration.html")),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
     event_sections=event_sections,
     player_files=player_files,
     event_files=event_files,

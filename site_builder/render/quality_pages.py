@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
 from site_builder.families import quality
 from site_builder.families.quality import QualityResult
-from site_builder.frames import records, records_by, row_hashes_by
+from site_builder.frames import records
 from site_builder.model import GameRecord
 from site_builder.render import charts, edition_pages, paging, summary
 from site_builder.render.tables import Column, download_pages
+from site_builder.render.views import Rows
 from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
@@ -117,25 +119,53 @@ def pages(site: SiteData) -> list[Page]:
     return [*index, *current_files, *historical_files]
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
+@dataclass(frozen=True)
+class PlayerView:
+    """What the player block reads: the player's per-game q, their rows of both lists, and
+    each scored game's date and event (for the chart)."""
+
+    player: str
+    games: Rows
+    historical: Rows
+    current: Rows
+    #: game_id → (months since year 0 or None, event, year)
+    dated: dict[str, tuple[float | None, str, int | None]]
+
+
+def player_view(site: SiteData, player: str) -> PlayerView:
     res: QualityResult = site.state.results["quality"]
-    games = [g for g in records_by(res.games, "player").get(player, []) if g["moves"] > 0]
-    row = records_by(res.historical, "player").get(player, [])
+    games = Rows(res.games, "player", player)
+    by_id = site.games_by_id
+    dated = {}
+    for gid in games.values("game_id"):
+        game = by_id[gid]
+        dated[gid] = (game.date.months, game.event, game.date.year)
+    return PlayerView(
+        player,
+        games,
+        Rows(res.historical, "player", player),
+        Rows(res.current, "player", player),
+        dated,
+    )
+
+
+def player_sections(view: PlayerView) -> list[Section]:
+    player = view.player
+    games = [g for g in view.games.records() if g["moves"] > 0]
+    row = view.historical.records()
     summary = row[0] if row else None
-    cur = records_by(res.current, "player").get(player, [])
+    cur = view.current.records()
     current = cur[0] if cur else None
     fig = None
     if games:
-        by_id = site.games_by_id
         xs, ys, labels = [], [], []
         for g in games:
-            game = by_id[g["game_id"]]
-            months = game.date.months
+            months, event, year = view.dated[g["game_id"]]
             if months is None:
                 continue
             xs.append(round(months / 12, 3))
             ys.append(g["q"])
-            labels.append(f"vs {g['opponent']} ({game.event} {game.date.year})")
+            labels.append(f"vs {g['opponent']} ({event} {year})")
         fig = charts.figure(
             [
                 {
@@ -170,25 +200,16 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
     ]
 
 
-def player_inputs(site: SiteData, player: str) -> Any:
+def game_view(site: SiteData, game: GameRecord) -> Rows:
     res: QualityResult = site.state.results["quality"]
-    return [
-        row_hashes_by(f, "player").get(player, b"")
-        for f in (res.games, res.historical, res.current)
-    ]
+    return Rows(res.games, "game_id", game.game_id)
 
 
-def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: QualityResult = site.state.results["quality"]
-    rows = records_by(res.games, "game_id").get(game.game_id, [])
-    if not rows:
+def game_sections(rows: Rows) -> list[Section]:
+    found = rows.records()
+    if not found:
         return []
-    return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": rows})]
-
-
-def game_inputs(site: SiteData, game: GameRecord) -> Any:
-    res: QualityResult = site.state.results["quality"]
-    return row_hashes_by(res.games, "game_id").get(game.game_id, b"")
+    return [Section("Quality of play in this game", "partials/quality_game.html", {"rows": found})]
 
 
 FAMILY = Family(
@@ -196,10 +217,10 @@ FAMILY = Family(
     compute=quality.compute,
     pages=pages,
     nav=(NavItem("Quality index", "index.html"),),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
+    game_view=game_view,
     game_sections=game_sections,
-    game_inputs=game_inputs,
     methodology="partials/quality_methodology.html",
     player_summary=summary.quality_summary,
     event_performance=summary.quality_event,

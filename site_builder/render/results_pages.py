@@ -14,12 +14,13 @@ import pandas as pd
 from site_builder.config import ResultsSection
 from site_builder.families import results as results_family
 from site_builder.families.results import TIME_CLASSES, ResultsData, latest_tags
-from site_builder.frames import memo_on, records, records_by, row_hashes_by
+from site_builder.frames import memo_on, records, records_by
 from site_builder.metrics import results
 from site_builder.model import GameRecord
 from site_builder.render import charts, edition_pages, paging
 from site_builder.render.tables import table_files
-from site_builder.render.writer import Digested, Page
+from site_builder.render.views import Rows, columns_except
+from site_builder.render.writer import Page
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
 
@@ -27,40 +28,6 @@ def _by(res: ResultsData, what: str, column: str, value: str) -> list[dict[str, 
     """Records of ``rows`` or ``updates`` whose ``column`` is ``value`` (indexed once)."""
     frame: pd.DataFrame = getattr(res, what)
     return records_by(frame, column).get(value, [])
-
-
-def _row_keys(res: ResultsData) -> dict[str, bytes]:
-    """player → a 64-bit hash of each of their ``rows`` (in order), ``opening_draw`` left
-    out: what a player page key reads of the rows (indexed once, hashed column-wise)."""
-
-    def make() -> dict[str, bytes]:
-        frame = res.rows.drop(columns=["opening_draw"], errors="ignore")
-        return row_hashes_by(frame, "player")
-
-    found: dict[str, bytes] = memo_on(res, "row_keys", make)
-    return found
-
-
-def _update_keys(res: ResultsData) -> dict[str, bytes]:
-    """player → a 64-bit hash of each of their ``updates`` in the order a page lists them
-    (by ``order``), ``order`` itself left out (indexed once, hashed column-wise)."""
-
-    def make() -> dict[str, bytes]:
-        frame = res.updates
-        if "order" in frame.columns:
-            frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
-        return row_hashes_by(frame, "player")
-
-    found: dict[str, bytes] = memo_on(res, "update_keys", make)
-    return found
-
-
-def _scope_keys(res: ResultsData) -> dict[str, Digested]:
-    """Each list's scope, as page keys hold it (digested once per build)."""
-    found: dict[str, Digested] = memo_on(
-        res, "scope_keys", lambda: {k: Digested(v) for k, v in res.scopes.items()}
-    )
-    return found
 
 
 def _statuses(res: ResultsData) -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
@@ -289,7 +256,7 @@ _DATE_AXIS = {"title": {"text": "date of the game"}, "type": "date", "automargin
 
 
 def _rating_trace(upd: list[dict[str, Any]], name: str, colour: str) -> dict[str, Any]:
-    upd = sorted(upd, key=lambda u: u["order"])
+    """A rating line through ``upd``, a player's updates in the order they were made."""
     return {
         "type": "scatter",
         "mode": "lines",
@@ -307,6 +274,7 @@ def _history_chart(
     traces = []
     for i, name in enumerate(players):
         upd = [u for u in _by(res, "updates", "player", name) if u["time_class"] == time_class]
+        upd.sort(key=lambda u: u["order"])
         if upd:
             traces.append(_rating_trace(upd, name, charts.PALETTE[i % len(charts.PALETTE)]))
     if not traces:
@@ -317,8 +285,8 @@ def _history_chart(
     )
 
 
-def _player_chart(res: ResultsData, player: str) -> dict[str, Any] | None:
-    updates = _by(res, "updates", "player", player)
+def _player_chart(player: str, updates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The player's ratings after each game; ``updates`` in the order they were made."""
     colours = {"classical": "blue", "rapid": "orange", "blitz": "green"}
     traces = []
     for cls in TIME_CLASSES:
@@ -886,20 +854,75 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
     return out
 
 
-def player_sections(site: SiteData, player: str) -> list[Section]:
+@dataclass(frozen=True)
+class PlayerView:
+    """What the player block reads: the player's rows (``opening_draw`` left out: it moves
+    with every game of the opening, and the block reads it only through ``style``), their
+    games' dates and events, their opponents' pages, their rating updates in the order made
+    (the global ``order`` left out), their place on every list, and the settings."""
+
+    player: str
+    rows: Rows
+    #: game_id → (date, event)
+    games: dict[str, tuple[str, str]]
+    #: opponent → their page
+    opponents: dict[str, str]
+    style: dict[str, Any] | None
+    updates: Rows
+    statuses: list[dict[str, Any]]
+    cfg: Any
+
+
+def _updates_in_order(res: ResultsData) -> pd.DataFrame:
+    """``updates`` sorted by the order they were made, ``order`` itself left out (once)."""
+
+    def make() -> pd.DataFrame:
+        frame = res.updates
+        if "order" in frame.columns:
+            frame = frame.sort_values("order", kind="stable").drop(columns=["order"])
+        return frame
+
+    found: pd.DataFrame = memo_on(res, "updates_in_order", make)
+    return found
+
+
+def player_view(site: SiteData, player: str) -> PlayerView | None:
     res: ResultsData = site.state.results["results"]
-    rows = _by(res, "rows", "player", player)
-    games = site.games_by_id
+    rows = Rows(res.rows, "player", player, columns_except(res.rows, ("opening_draw",)))
+    updates = Rows(_updates_in_order(res), "player", player)
+    if not len(rows) and not len(updates):
+        return None
+    by_id = site.games_by_id
+    games = {}
+    for gid in rows.values("game_id"):
+        game = by_id[gid]
+        games[gid] = (str(game.date), game.event)
+    cfg = site.settings.results
+    classical = [r for r in _by(res, "rows", "player", player) if r["time_class"] == "classical"]
+    return PlayerView(
+        player,
+        rows,
+        games,
+        {o: site.player_path(o) for o in sorted(set(rows.values("opponent")))},
+        results.style_summary(classical, cfg.performance_min_games) if classical else None,
+        updates,
+        _status_rows(res, player),
+        cfg,
+    )
+
+
+def player_sections(view: PlayerView) -> list[Section]:
+    rows = view.rows.records()
     draws = []
     sacrifices = []
     for r in rows:
-        game = games[r["game_id"]]
+        date, event = view.games[r["game_id"]]
         base = {
-            "href": site.game_path(r["game_id"]),
-            "date": str(game.date),
-            "event": game.event,
+            "href": SiteData.game_path(r["game_id"]),
+            "date": date,
+            "event": event,
             "opponent": r["opponent"],
-            "opponent_href": site.player_path(r["opponent"]),
+            "opponent_href": view.opponents[r["opponent"]],
             "colour": "White" if r["white"] else "Black",
             "moves": r["full_moves"],
             "plies": r["plies"],
@@ -916,13 +939,10 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
             )
         if r["sacrifice"]:
             sacrifices.append({**base, "deficit_plies": r["deficit_plies"]})
-    classical = [r for r in rows if r["time_class"] == "classical"]
-    min_rated = site.settings.results.performance_min_games
-    summary = results.style_summary(classical, min_rated) if classical else None
     ratings = {}
-    updates = _by(res, "updates", "player", player)
+    updates = view.updates.records()
     for cls in TIME_CLASSES:
-        upd = sorted((u for u in updates if u["time_class"] == cls), key=lambda u: u["order"])
+        upd = [u for u in updates if u["time_class"] == cls]
         if upd:
             ratings[cls] = {
                 "now": upd[-1]["after"],
@@ -933,56 +953,63 @@ def player_sections(site: SiteData, player: str) -> list[Section]:
                 "start": upd[0]["before"],
                 "started": upd[0]["started"],
             }
-    if not rows and not ratings:
-        return []
     return [
         Section(
             "Results statistics",
             "partials/results_player.html",
             {
                 "ratings": ratings,
-                "statuses": _status_rows(res, player),
-                "summary": summary,
+                "statuses": view.statuses,
+                "summary": view.style,
                 "short_draws": draws,
                 "sacrifices": sacrifices,
-                "chart": _player_chart(res, player),
-                "cfg": site.settings.results,
+                "chart": _player_chart(view.player, updates),
+                "cfg": view.cfg,
             },
         )
     ]
 
 
-_STATUS_FIELDS = ("rating", "games", "status", "sdf")
+#: The columns the game block reads of ``updates`` and of ``rows``.
+_GAME_UPDATE_COLUMNS = ("player", "before", "expected", "k", "after")
+_GAME_ROW_COLUMNS = (
+    "player",
+    "white",
+    "draw",
+    "sdf_factor",
+    "deficit_plies",
+    "sacrifice",
+    "endgame",
+)
 
 
-def player_inputs(site: SiteData, player: str) -> Any:
+@dataclass(frozen=True)
+class GameView:
+    """What the game block reads: the game's rating updates and rows (the columns shown),
+    its ECO code and where it came from, the code's name, the result and the settings."""
+
+    updates: Rows
+    rows: Rows
+    eco: Any
+    eco_name: str
+    draw: bool
+    cfg: Any
+
+
+def game_view(site: SiteData, game: GameRecord) -> GameView | None:
     res: ResultsData = site.state.results["results"]
-    statuses = _statuses(res).get(player, [])
-    scopes = _scope_keys(res)
-    # The section reads an update's global ``order`` only to sort them, and a row's
-    # ``opening_draw`` (its ECO's draw rate over all games) only through the classical summary.
-    classical = [r for r in _by(res, "rows", "player", player) if r["time_class"] == "classical"]
-    return (
-        _row_keys(res).get(player, b""),
-        results.style_summary(classical, site.settings.results.performance_min_games)
-        if classical
-        else None,
-        _update_keys(res).get(player, b""),
-        # What _status_rows reads of each list's row and scope.
-        [
-            (key, *(row[c] for c in _STATUS_FIELDS), rank, scopes[key])
-            for key, row, rank in statuses
-        ],
-    )
+    gid = game.game_id
+    updates = Rows(res.updates, "game_id", gid, _GAME_UPDATE_COLUMNS)
+    rows = Rows(res.rows, "game_id", gid, _GAME_ROW_COLUMNS)
+    eco = res.eco_source.get(gid)
+    if not len(updates) and not len(rows) and eco is None:
+        return None
+    eco_name = res.eco_names.get(eco[0], "") if eco else ""
+    return GameView(updates, rows, eco, eco_name, game.result == "1/2-1/2", site.settings.results)
 
 
-def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
-    res: ResultsData = site.state.results["results"]
-    upd = _by(res, "updates", "game_id", game.game_id)
-    rows = _by(res, "rows", "game_id", game.game_id)
-    eco = res.eco_source.get(game.game_id)
-    if not upd and not rows and eco is None:
-        return []
+def game_sections(view: GameView) -> list[Section]:
+    upd, rows = view.updates.records(), view.rows.records()
     by_player = {u["player"]: u for u in upd}
     players = []
     for r in sorted(rows, key=lambda r: not r["white"]):
@@ -1004,39 +1031,16 @@ def game_sections(site: SiteData, game: GameRecord) -> list[Section]:
             "Results statistics",
             "partials/results_game.html",
             {
-                "eco": eco,
-                "eco_name": res.eco_names.get(eco[0], "") if eco else "",
+                "eco": view.eco,
+                "eco_name": view.eco_name,
                 "players": players,
                 "rated": bool(upd),
-                "draw": game.result == "1/2-1/2",
+                "draw": view.draw,
                 "endgame": any(r["endgame"] for r in rows),
-                "cfg": site.settings.results,
+                "cfg": view.cfg,
             },
         )
     ]
-
-
-#: The columns :func:`game_sections` reads of ``updates`` and of ``rows``.
-_GAME_UPDATE_COLUMNS = ("player", "before", "expected", "k", "after")
-_GAME_ROW_COLUMNS = (
-    "player",
-    "white",
-    "draw",
-    "sdf_factor",
-    "deficit_plies",
-    "sacrifice",
-    "endgame",
-)
-
-
-def game_inputs(site: SiteData, game: GameRecord) -> Any:
-    res: ResultsData = site.state.results["results"]
-    gid = game.game_id
-    return (
-        row_hashes_by(res.updates, "game_id", _GAME_UPDATE_COLUMNS).get(gid, b""),
-        row_hashes_by(res.rows, "game_id", _GAME_ROW_COLUMNS).get(gid, b""),
-        res.eco_source.get(gid),
-    )
 
 
 FAMILY = Family(
@@ -1051,11 +1055,11 @@ FAMILY = Family(
         NavItem("Openings", "openings.html"),
         NavItem("Lists side by side", "lists.html"),
     ),
+    player_view=player_view,
     player_sections=player_sections,
-    player_inputs=player_inputs,
     # The block shows the opening draw factor: a new game changes its ECO's draw rate.
     cache_player_blocks=False,
+    game_view=game_view,
     game_sections=game_sections,
-    game_inputs=game_inputs,
     methodology="partials/results_methodology.html",
 )

@@ -1,0 +1,105 @@
+"""What a family's block on a player or game page reads: its *view*, the one source of the
+page's key.
+
+A family gathers a view cheaply (``Family.player_view(site, player)``,
+``Family.game_view(site, game)``) and makes its blocks and downloads from the view alone
+(``player_sections(view)``, ``player_files(view)``, ``game_sections(view)``): they are not
+given the site, so whatever they show is in the view, and the view's digest, which the page
+key holds, cannot miss it. A table enters a view as :class:`Rows`: digested by its rows'
+hashes and read as records only when the blocks are made (that is, when the key changed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from site_builder.frames import memo_on, records_by, row_hashes_by
+
+
+@dataclass(frozen=True, eq=False)
+class Rows:
+    """The rows of ``frame`` whose ``by`` column is ``value``, in frame order, restricted to
+    ``columns`` (all by default; ``by`` is always kept). Pickled (so digested) as the hashes
+    of those rows; :meth:`records` gives them as dicts holding only those columns."""
+
+    frame: pd.DataFrame
+    by: str
+    value: str
+    columns: tuple[str, ...] | None = None
+
+    @cached_property
+    def _shown(self) -> pd.DataFrame:
+        if self.columns is None or self.frame.empty:
+            return self.frame
+        kept = (self.by, *(c for c in self.columns if c != self.by))
+        return memo_on(self.frame, "rows|" + ",".join(kept), lambda: self.frame[list(kept)])  # type: ignore[no-any-return]
+
+    @cached_property
+    def hashes(self) -> bytes:
+        if self._shown.empty:
+            return b""
+        return row_hashes_by(self._shown, self.by).get(self.value, b"")
+
+    def records(self) -> list[dict[str, Any]]:
+        if self._shown.empty:
+            return []
+        return records_by(self._shown, self.by).get(self.value, [])
+
+    def values(self, column: str) -> list[Any]:
+        """One column of the rows, read without making them records (for gathering a view)."""
+        if self.frame.empty:
+            return []
+        at = memo_on(
+            self.frame,
+            f"indices|{self.by}",
+            lambda: {str(k): v for k, v in self.frame.groupby(self.by, sort=False).indices.items()},
+        ).get(self.value)
+        return [] if at is None else self.frame[column].to_numpy()[at].tolist()
+
+    def __len__(self) -> int:
+        return len(self.hashes) // 8  # one 64-bit hash a row
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, ((self.by, self.columns, self.hashes),))
+
+
+def columns_except(frame: pd.DataFrame, left_out: Sequence[str]) -> tuple[str, ...]:
+    """``frame``'s columns but ``left_out``: those a view keeps of a table."""
+    return tuple(str(c) for c in frame.columns if c not in left_out)
+
+
+@dataclass(frozen=True)
+class PlayerYears:
+    """A player block of a rating by year (IPR, Bayesian skill): the family's status (n/a
+    for every player when set), the player's row of the list, their rows by year, and where
+    the year table is downloaded (without .csv/.json)."""
+
+    player: str
+    status: str
+    summary: Rows | None
+    years: Rows | None
+    downloads_base: str
+    #: a note on the whole family shown with the block (the Bayesian Elo mapping's status)
+    note: str = ""
+
+    @staticmethod
+    def of(
+        player: str,
+        status: str,
+        summary: pd.DataFrame,
+        years: pd.DataFrame,
+        base: str,
+        note: str = "",
+    ) -> PlayerYears | None:
+        """The view, or None when the player has neither a row nor a year (and no status)."""
+        if status:
+            return PlayerYears(player, status, None, None, base)
+        rows, by_year = Rows(summary, "player", player), Rows(years, "player", player)
+        if not len(rows) and not len(by_year):
+            return None
+        return PlayerYears(player, "", rows, by_year, base, note)
