@@ -11,6 +11,15 @@ from types import MappingProxyType
 _DATE_RE = re.compile(r"^(\d{4}|\?{4})\.(\d{2}|\?{2})\.(\d{2}|\?{2})$")
 
 
+def event_title(name: str, year: int | None) -> str:
+    """An event's name with its year ("World Championship 13th 1927"); the year is not
+    repeated when the name already ends with it ("13th Norway Chess 2025")."""
+    if not year:
+        return name
+    y = str(year)
+    return name if name == y or name.endswith(f" {y}") else f"{name} {y}"
+
+
 @dataclass(frozen=True, order=True)
 class PgnDate:
     """A PGN date with unknown parts as ``None`` (``"1927.??.??"`` → year 1927)."""
@@ -113,7 +122,7 @@ class GameRecord:
 
     def label(self) -> str:
         rnd = f", round {self.round}" if self.round and self.round not in {"?", "-"} else ""
-        return f"{self.white} – {self.black}, {self.event} {self.date.year or ''}{rnd}".strip()
+        return f"{self.white} – {self.black}, {event_title(self.event, self.date.year)}{rnd}"
 
 
 @dataclass(frozen=True, order=True)

@@ -15,7 +15,7 @@ from site_builder.config import Settings
 from site_builder.memo import Memo
 from site_builder.metrics.elo_fill import PlayerElo
 from site_builder.metrics.moves import move_table
-from site_builder.model import GameRecord, PgnDate, Problem
+from site_builder.model import GameRecord, PgnDate, Problem, event_title
 from site_builder.partitions import Partitions
 from site_builder.render.writer import Page, PageSet
 from site_builder.store import GameStore
@@ -126,9 +126,9 @@ class SiteData:
 
 
 def event_key(game: GameRecord) -> str:
-    """An event is its name and year ("World Championship 13th 1927")."""
-    name = game.event or "(no event name)"
-    return f"{name} {game.date.year}" if game.date.year else name
+    """An event is its name and year ("World Championship 13th 1927", "13th Norway Chess
+    2025")."""
+    return event_title(game.event or "(no event name)", game.date.year)
 
 
 @dataclass(frozen=True)

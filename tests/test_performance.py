@@ -145,7 +145,7 @@ def test_event_page_shows_rated_and_filled_counts_and_na(tmp_path: Path) -> None
     shutil.copyfile(ROOT / "content/aliases.toml", content / "aliases.toml")
     out = tmp_path / "out"
     build_quietly(content, out, tmp_path / "cache")
-    page = html.unescape((out / "events/13th-norway-chess-2025-2025.html").read_text("utf-8"))
+    page = html.unescape((out / "events/13th-norway-chess-2025.html").read_text("utf-8"))
     row = re.search(r"<tr><td>\d+</td><td><a [^>]*>Caruana, Fabiano</a>.*?</tr>", page)
     assert row is not None
     assert 'title="10 rated games, 7 Elo tags filled">2830</td><td>10</td><td>7</td>' in row[0]
@@ -154,7 +154,7 @@ def test_event_page_shows_rated_and_filled_counts_and_na(tmp_path: Path) -> None
         'title="n/a: 1 game against a rated opponent (0 Elo tags filled), below the minimum '
         'of 5">n/a <small>(1 rated, minimum 5)</small>' in short
     )
-    csv = (out / "data/events/13th-norway-chess-2025-2025-standings.csv").read_text("utf-8")
+    csv = (out / "data/events/13th-norway-chess-2025-standings.csv").read_text("utf-8")
     assert "performance_games" in csv.splitlines()[0]
 
 
@@ -179,3 +179,18 @@ def test_results_lists_fill_count_and_apply_the_minimum(tmp_path: Path) -> None:
     assert (current["endgame_rated"] == current["endgame_games"]).all()
     # The opponent threshold (2400+) reads the filled Elos too: all 10 games count.
     assert caruana["games"] == 10 and caruana["status"] == ""
+
+
+def test_an_event_name_ending_with_its_year_does_not_repeat_it() -> None:
+    """An event is its name and year, the year not repeated ("13th Norway Chess 2025" was
+    shown as "13th Norway Chess 2025 2025")."""
+    from site_builder.model import event_title
+
+    assert {g.event for g in _norway()} == {"13th Norway Chess 2025"}
+    assert {event_key(g) for g in _norway()} == {"13th Norway Chess 2025"}
+    assert event_title("World Championship 13th", 1927) == "World Championship 13th 1927"
+    assert event_title("WCh 2024", 2025) == "WCh 2024 2025"  # a game played the next year
+    assert event_title("Hastings 2024/25", 2025) == "Hastings 2024/25 2025"
+    assert event_title("Open12025", 2025) == "Open12025 2025"
+    assert event_title("2025", 2025) == "2025"
+    assert event_title("Casual", None) == "Casual"

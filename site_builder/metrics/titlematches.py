@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from site_builder.model import GameRecord
+from site_builder.model import GameRecord, event_title
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class TitleMatch:
 
     @property
     def key(self) -> str:
-        return f"{self.event} {self.year}"
+        return event_title(self.event, self.year)
 
     @property
     def share_a(self) -> float:

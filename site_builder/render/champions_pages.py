@@ -20,6 +20,7 @@ from site_builder.families.conformance import (
 from site_builder.frames import memo_on, records
 from site_builder.metrics import complexity, markov
 from site_builder.metrics.conformance import KIND_NAMES, KINDS, N_BINS, SEED_K, X_GRID
+from site_builder.model import event_title
 from site_builder.render import charts, paging
 from site_builder.render.tables import Column, Downloads, download_pages, downloads_of
 from site_builder.render.writer import Page
@@ -601,7 +602,7 @@ def pages(site: SiteData) -> list[Page]:
                 "overlap": _seed_overlap(res.wcc),
                 "analysis": site.settings.analysis,
                 "wcc_chart": _wcc_chart(wcc_rows),
-                "not_matches": res.titles.not_matches,
+                "not_matches": [(event_title(e, y), why) for e, y, why in res.titles.not_matches],
                 "predictors": PREDICTORS,
                 "names": PREDICTOR_NAMES,
                 "short": {"conformance": "ACS", "gain": "COVS", "markov": "MS", "elo": "ELOS"},

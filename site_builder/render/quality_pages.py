@@ -11,7 +11,7 @@ import pandas as pd
 from site_builder.families import quality
 from site_builder.families.quality import QualityResult
 from site_builder.frames import records
-from site_builder.model import GameRecord
+from site_builder.model import GameRecord, event_title
 from site_builder.render import charts, edition_pages, paging, summary
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.views import Rows
@@ -165,7 +165,7 @@ def player_sections(view: PlayerView) -> list[Section]:
                 continue
             xs.append(round(months / 12, 3))
             ys.append(g["q"])
-            labels.append(f"vs {g['opponent']} ({event} {year})")
+            labels.append(f"vs {g['opponent']} ({event_title(event, year)})")
         fig = charts.figure(
             [
                 {
