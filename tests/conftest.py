@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -78,3 +80,15 @@ def small_site(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     )
     assert site is not None
     return site
+
+
+@contextlib.contextmanager
+def local_cluster() -> Iterator[Any]:
+    """A Dask cluster of two single-threaded worker processes on loopback, no dashboard
+    (the tests' stand-in for ``--scheduler tcp://HOST:8786``)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as cluster:
+        yield cluster

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import requires_engine
+from tests.conftest import local_cluster, requires_engine
 
 
 def _partitions(site: Any, directory: Path, count: int, workers: int, memo: Any = None) -> Any:
@@ -86,23 +86,14 @@ def test_partitions_give_the_result_of_one(small_site: Any, tmp_path: Path) -> N
 @pytest.mark.slow
 def test_partitions_on_a_dask_cluster_give_the_same_result(small_site: Any, tmp_path: Path) -> None:
     pytest.importorskip("distributed")
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     from site_builder.families import conformance
 
     site = dataclasses.replace(small_site, partitions=_partitions(small_site, tmp_path / "1", 1, 1))
     one = conformance.compute(site)
     cluster = _partitions(small_site, tmp_path / "5", 5, 1)
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as lc,
-        Client(lc) as client,
-    ):
+    with local_cluster() as lc, Client(lc) as client:
         cluster.client = client  # the workers read the store's folder
         _same(one, conformance.compute(dataclasses.replace(small_site, partitions=cluster)))
     assert cluster.computed == {f"{conformance.__name__}.partition_share": 5}

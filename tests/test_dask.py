@@ -15,7 +15,7 @@ from site_builder.analysis.pool import LocalPool
 from site_builder.analysis.positions import chunked
 from site_builder.analysis.spec import AnalysisSpec, position_key
 from site_builder.analysis.stage import identify_engine
-from tests.conftest import STOCKFISH, requires_engine
+from tests.conftest import STOCKFISH, local_cluster, requires_engine
 
 distributed = pytest.importorskip("distributed")
 pytestmark = [requires_engine, pytest.mark.engine]
@@ -73,18 +73,9 @@ def _strip_time(values: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def cluster():  # type: ignore[no-untyped-def]
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as lc,
-        Client(lc) as client,
-    ):
+    with local_cluster() as lc, Client(lc) as client:
         yield client
 
 

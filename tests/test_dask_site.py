@@ -10,7 +10,7 @@ import pytest
 
 from site_builder.build import build
 from site_builder.config import load_settings
-from tests.conftest import DATA
+from tests.conftest import DATA, local_cluster
 
 distributed = pytest.importorskip("distributed")
 
@@ -20,16 +20,12 @@ def _tree(folder: Path) -> dict[str, bytes]:
 
 
 def test_metrics_on_a_local_cluster_give_the_same_site(tmp_path: Path) -> None:
-    from distributed import LocalCluster
-
     content = tmp_path / "content"
     shutil.copytree(DATA / "small-site", content)
     settings = load_settings(content)
     quiet = {"progress": False, "echo": lambda s: None}
     here = build(content, tmp_path / "here", settings, cache_dir=tmp_path / "c1", **quiet)  # type: ignore[arg-type]
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    ) as cluster:
+    with local_cluster() as cluster:
         there = build(
             content,
             tmp_path / "there",
