@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from site_builder.analysis.positions import analysed_plies, game_plies
 from site_builder.analysis.stage import ingest
@@ -49,3 +55,63 @@ def machine() -> str:
         [STOCKFISH], input="uci\nquit\n", capture_output=True, text=True, timeout=10
     ).stdout.splitlines()[0]
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {engine}"
+
+
+#: Seconds between samples of a watched tree's RSS, and between samples of its PSS.
+RSS_EVERY, PSS_EVERY = 0.1, 1.0
+
+
+def tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int]:
+    """RSS and (with ``pss``) PSS summed over the process tree. RSS counts a page shared by a
+    forked worker and the build once per process; PSS splits it among them, so its sum is
+    what the tree occupies. PSS is read from each process's page tables, which costs the
+    measured processes time: it is sampled less often than RSS."""
+    rss_sum = pss_sum = 0
+    try:
+        procs = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0, 0
+    for p in procs:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            if pss:
+                info = p.memory_full_info()
+                pss_sum += getattr(info, "pss", info.rss)
+            else:
+                info = p.memory_info()
+            rss_sum += info.rss
+    return rss_sum, pss_sum
+
+
+@dataclass
+class Watched:
+    """A whole command as a benchmark measures it."""
+
+    wall: float
+    #: the largest sum of RSS over the process tree (workers included)
+    peak_rss: int
+    #: the largest sum of PSS (0 unless asked for)
+    peak_pss: int
+    printed: str
+    returncode: int
+
+
+def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watched:
+    """Run ``command``, sampling its process tree's memory until it ends."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
+        start = time.perf_counter()
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+        watched = psutil.Process(proc.pid)
+        peak = peak_pss = 0
+        next_pss = start
+        while proc.poll() is None:
+            now = time.perf_counter()
+            sample_pss = pss and now >= next_pss
+            rss, pss_now = tree_memory(watched, sample_pss)
+            if sample_pss:
+                next_pss = now + PSS_EVERY
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss_now)
+            time.sleep(RSS_EVERY)
+        wall = time.perf_counter() - start
+        log.seek(0)
+        printed = log.read()
+    return Watched(wall, peak, peak_pss, printed, proc.returncode)

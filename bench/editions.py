@@ -26,7 +26,6 @@ import json
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,10 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import psutil
-
-from bench.common import CONTENT, ROOT
-from bench.scale import RSS_EVERY, _tree_memory
+from bench.common import CONTENT, ROOT, watched_run
 
 EVAL_CACHE = ROOT / ".cache" / "analysis"
 #: The tournament added after the last edition: a demo event, renamed and re-dated.
@@ -99,20 +95,11 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
         report = Path(tmp) / "stats.json"
         command = [sys.executable, "-m", "bench.editions", "--child"]
         command += [str(content), str(output), str(cache), str(report)]
-        with (Path(tmp) / "log").open("w+", encoding="utf-8") as log:
-            began = time.time()
-            start = time.perf_counter()
-            proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-            watched = psutil.Process(proc.pid)
-            peak = 0
-            while proc.poll() is None:
-                peak = max(peak, _tree_memory(watched, False)[0])
-                time.sleep(RSS_EVERY)
-            wall = time.perf_counter() - start
-            log.seek(0)
-            printed = log.read()
-        if proc.returncode != 0:
-            raise RuntimeError(f"build failed ({proc.returncode}):\n{printed[-3000:]}")
+        began = time.time()
+        ran = watched_run(command, pss=False, cwd=ROOT)
+        wall, peak = ran.wall, ran.peak_rss
+        if ran.returncode != 0:
+            raise RuntimeError(f"build failed ({ran.returncode}):\n{ran.printed[-3000:]}")
         stats = json.loads(report.read_text(encoding="utf-8"))
     entries = _edition_entries(cache)
     computed = sorted(d for d, t in entries.items() if t >= began)

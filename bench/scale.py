@@ -22,21 +22,18 @@ folder (BENCH_SCALE_DIR to keep them elsewhere) and deleted at the end, never co
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import psutil
 
-from bench.common import CONTENT, ROOT
+from bench.common import CONTENT, ROOT, watched_run
 
 NEW = ROOT / "tests" / "data" / "new-tournament"
 _TAG = re.compile(r'^\[(White|Black|Event|Date|EventDate) "(.*)"\]\s*$')
@@ -112,53 +109,14 @@ def make_corpus(root: Path, copies: int, shift_years: int = 0) -> tuple[Path, in
     return content, games
 
 
-def _tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int]:
-    """RSS and (with ``pss``) PSS summed over the process tree. RSS counts a page shared by a
-    forked worker and the build once per process; PSS splits it among them, so its sum is
-    what the tree occupies. PSS is read from each process's page tables, which costs the
-    measured processes time: it is sampled less often than RSS."""
-    rss_sum = pss_sum = 0
-    try:
-        procs = [proc, *proc.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0, 0
-    for p in procs:
-        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
-            if pss:
-                info = p.memory_full_info()
-                pss_sum += getattr(info, "pss", info.rss)
-            else:
-                info = p.memory_info()
-            rss_sum += info.rss
-    return rss_sum, pss_sum
-
-
-#: Seconds between samples of the tree's RSS, and between samples of its PSS.
-RSS_EVERY, PSS_EVERY = 0.1, 1.0
-
-
 def timed_build(content: Path, output: Path, cache: Path) -> Run:
     """One `site-builder build` process: wall time, peak tree RSS, its phases, the output."""
     command = [sys.executable, "-m", "site_builder", "build", "--no-progress"]
     command += ["--content", str(content), "--output", str(output), "--cache", str(cache)]
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as log:
-        start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
-        watched = psutil.Process(proc.pid)
-        peak = peak_pss = 0
-        next_pss = start
-        while proc.poll() is None:
-            now = time.perf_counter()
-            rss, pss = _tree_memory(watched, now >= next_pss)
-            if now >= next_pss:
-                next_pss = now + PSS_EVERY
-            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
-            time.sleep(RSS_EVERY)
-        wall = time.perf_counter() - start
-        log.seek(0)
-        printed = log.read()
-    if proc.returncode != 0:
-        raise RuntimeError(f"build failed ({proc.returncode}):\n{printed[-3000:]}")
+    ran = watched_run(command, pss=True)
+    wall, peak, peak_pss, printed = ran.wall, ran.peak_rss, ran.peak_pss, ran.printed
+    if ran.returncode != 0:
+        raise RuntimeError(f"build failed ({ran.returncode}):\n{printed[-3000:]}")
     phases = {}
     for line in printed.splitlines():
         if line.startswith("Time: "):
