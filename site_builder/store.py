@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from site_builder.metrics.moves import COLUMNS
@@ -36,6 +37,22 @@ NULLABLE_INT = ("player_elo", "opponent_elo", "year")
 #: What the store writes beside its files: the key of every partition it holds.
 RECORD = "store.json"
 _SUFFIX = ".parquet"
+#: The key of a partition file's facts (:func:`partition_facts`) in its Parquet metadata.
+_FACTS = b"site_builder.facts"
+
+
+def partition_facts(table: pa.Table) -> dict[str, int]:
+    """What the build reports of a partition's analysed moves, additive over partitions: how
+    many, how many with a negative error, and the nodes searched for them in all."""
+    if table.num_rows == 0:
+        return {"moves": 0, "negative_deltas": 0, "nodes": 0}
+    negative = pc.sum(pc.less(table["raw_delta"], 0)).as_py()
+    nodes = pc.sum(table["nodes"]).as_py()
+    return {
+        "moves": table.num_rows,
+        "negative_deltas": int(negative or 0),
+        "nodes": int(nodes or 0),
+    }
 
 
 def partition_of(player: str, partitions: int) -> int:
@@ -164,6 +181,8 @@ class MoveStore:
         target = self.path(part, key)
         if not target.is_file():
             table = rows if isinstance(rows, pa.Table) else to_arrow(rows)
+            facts = json.dumps(partition_facts(table), sort_keys=True).encode()
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}), _FACTS: facts})
             tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
             pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 16)
             os.replace(tmp, target)
@@ -182,6 +201,18 @@ class MoveStore:
         for f in self.directory.glob(f"p*{_SUFFIX}"):
             if f.name not in keep and _ours(f.name):
                 f.unlink(missing_ok=True)
+
+    def facts(self, part: int) -> dict[str, int]:
+        """:func:`partition_facts` of one partition, from its file's footer (a file of an
+        older version without them is read)."""
+        key = self.keys.get(part)
+        if key is None:
+            return partition_facts(pa.table({}))
+        path = self.path(part, key)
+        found = (pq.read_metadata(path).metadata or {}).get(_FACTS)
+        if found is not None:
+            return {k: int(v) for k, v in json.loads(found).items()}
+        return partition_facts(pq.read_table(path, columns=["raw_delta", "nodes"]))
 
     def parts(self) -> list[int]:
         """The non-empty partitions, in order."""

@@ -44,6 +44,40 @@ def test_a_partition_holds_whole_players_in_table_order(small_site, tmp_path: Pa
     assert sum(n.startswith(f"p{first:05d}-") for n in names) == 1
 
 
+def test_the_build_facts_come_from_the_partitions_footers(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The moves, negative errors and mean nodes of the build facts equal those counted over
+    every move row, read from each partition file's own counts; a file written without
+    them (an older version) is read instead."""
+    import pyarrow.parquet as pq
+
+    from site_builder.analysis.stage import store_facts
+
+    moves = small_site.moves
+    store = MoveStore(tmp_path / "moves", 7)
+    part = moves["player"].map(lambda p: partition_of(p, 7))
+    for p, rows in moves.groupby(part, sort=True):
+        store.write(int(p), f"{int(p):024x}", rows)
+    store.commit(sorted(int(p) for p in part.unique()))
+    want = {
+        "moves": len(moves),
+        "negative_deltas": int((moves["raw_delta"] < 0).sum()),
+        "mean_nodes": moves["nodes"].sum() / len(moves),
+    }
+    assert want["negative_deltas"] > 0 and want["mean_nodes"] > 0
+    assert store_facts(store) == want
+    # Without the footer's counts (as an older version wrote the file): the same facts.
+    first = store.parts()[0]
+    path = store.path(first, store.keys[first])
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({}), path)
+    assert store.facts(first) == {
+        "moves": int((part == first).sum()),
+        "negative_deltas": int((moves[part == first]["raw_delta"] < 0).sum()),
+        "nodes": int(moves[part == first]["nodes"].sum()),
+    }
+    assert store_facts(store) == want
+
+
 def _moves_per_player(rows: pd.DataFrame, scale: int) -> dict[str, int]:
     """A partition's work: each mover's analysed moves, times ``scale``."""
     return {str(p): int(n) * scale for p, n in rows.groupby("player").size().items()}

@@ -832,15 +832,17 @@ def store_positions(store: MoveStore, games: set[str]) -> set[int]:
 
 
 def store_facts(store: MoveStore) -> dict[str, Any]:
-    """The build facts of the analysed moves, read a partition at a time: how many, how many
-    with a negative error, and the mean nodes searched per distinct position."""
-    moves = negative = 0
-    nodes: dict[int, int] = {}
+    """The build facts of the analysed moves: how many, how many with a negative error, and
+    the mean nodes searched per analysed move. Each partition file carries its own counts,
+    so no move is read."""
+    moves = negative = nodes = 0
     for part in store.parts():
-        rows = store.read(part, ["position", "nodes", "raw_delta"])
-        moves += len(rows)
-        negative += int((rows["raw_delta"] < 0).sum())
-        for position, n in zip(rows["position"], rows["nodes"], strict=True):
-            nodes.setdefault(position_hash(position), int(n))
-    mean = sum(nodes.values()) / len(nodes) if nodes else None
-    return {"moves": moves, "negative_deltas": negative, "mean_nodes": mean}
+        found = store.facts(part)
+        moves += found["moves"]
+        negative += found["negative_deltas"]
+        nodes += found["nodes"]
+    return {
+        "moves": moves,
+        "negative_deltas": negative,
+        "mean_nodes": nodes / moves if moves else None,
+    }
