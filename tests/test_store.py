@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from site_builder.store import MoveStore, partition_of, to_arrow, to_frame
+from site_builder.store import MoveStore, partition_of, position_hash, to_arrow, to_frame
 
 
 def test_rows_round_trip_through_arrow(small_site) -> None:  # type: ignore[no-untyped-def]
@@ -65,17 +65,23 @@ def test_the_build_facts_come_from_the_partitions_footers(small_site, tmp_path: 
     }
     assert want["negative_deltas"] > 0 and want["mean_nodes"] > 0
     assert store_facts(store) == want
-    # Without the footer's counts (as an older version wrote the file): the same facts.
+    distinct = sorted({position_hash(p) for p in moves["position"]})
+    assert 0 < len(distinct) < len(moves)  # positions repeat (openings)
+    assert store.position_hashes().tolist() == distinct
+    assert list(store.read(store.parts()[0]).columns) == list(moves.columns)
+    # Without the footer's counts and the hash column (as an older version wrote the file):
+    # the same facts and positions.
     first = store.parts()[0]
     path = store.path(first, store.keys[first])
     table = pq.read_table(path)
-    pq.write_table(table.replace_schema_metadata({}), path)
+    pq.write_table(table.drop_columns(["position_hash"]).replace_schema_metadata({}), path)
     assert store.facts(first) == {
         "moves": int((part == first).sum()),
         "negative_deltas": int((moves[part == first]["raw_delta"] < 0).sum()),
         "nodes": int(moves[part == first]["nodes"].sum()),
     }
     assert store_facts(store) == want
+    assert store.position_hashes().tolist() == distinct
 
 
 def _moves_per_player(rows: pd.DataFrame, scale: int) -> dict[str, int]:

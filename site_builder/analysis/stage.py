@@ -14,13 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import chess
+import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
@@ -49,6 +49,7 @@ from site_builder.store import (
     MoveStore,
     PartitionWriter,
     partition_of,
+    position_hash,
     store_digest,
     to_arrow,
 )
@@ -607,9 +608,17 @@ def _prepare(
                     row_keys,
                 )
             if complete:  # their positions, from the store
-                done = store_positions(store, complete)
-                new = {position_hash(p.position) for ps in to_analyse.values() for p in ps}
-                stats.positions, stats.reused = len(done | new), len(done - new)
+                # The store holds the complete games' positions and the new games' (all in
+                # ``new``): what the complete games bring beyond ``new`` was reused.
+                stored = store.position_hashes()
+                new = np.unique(
+                    np.fromiter(
+                        (position_hash(p.position) for ps in to_analyse.values() for p in ps),
+                        np.uint64,
+                    )
+                )
+                stats.positions = len(np.union1d(stored, new))
+                stats.reused = len(np.setdiff1d(stored, new, assume_unique=True))
             _echo_analysis(echo, spec, stats)
     elif analyse_only:
         echo("No games to analyse.")
@@ -815,20 +824,6 @@ def write_store(store: MoveStore, moves: pd.DataFrame, row_keys: Mapping[str, st
 def table_digest(rows: pd.DataFrame) -> str:
     """Digest of move rows' content (their Arrow form)."""
     return store_digest(to_arrow(rows))
-
-
-def position_hash(position: str) -> int:
-    """A 64-bit hash of a position key (to count distinct positions in little memory)."""
-    return int.from_bytes(hashlib.blake2b(position.encode(), digest_size=8).digest(), "big")
-
-
-def store_positions(store: MoveStore, games: set[str]) -> set[int]:
-    """The distinct positions (:func:`position_hash`) of these games' analysed moves."""
-    out: set[int] = set()
-    for part in store.parts():
-        rows = store.read(part, ["game_id", "position"])
-        out.update(map(position_hash, rows["position"][rows["game_id"].isin(games)]))
-    return out
 
 
 def store_facts(store: MoveStore) -> dict[str, Any]:
