@@ -127,9 +127,23 @@ def inside(folder: Path, rel: str, real_folder: str | None = None) -> bool:
 
 
 def existing_files(folder: Path, names: Collection[str]) -> set[str]:
-    """The ``names`` that are files in ``folder`` (reached without leaving it)."""
+    """The ``names`` that are files in ``folder`` (reached without leaving it). Each
+    subfolder is resolved and listed once, not each name (an output holds 10^5 files)."""
     base = os.path.realpath(folder)
-    return {n for n in names if os.path.isfile(folder / n) and inside(folder, n, base)}
+    by_parent: dict[str, list[str]] = {}
+    for n in names:
+        by_parent.setdefault(os.path.dirname(n), []).append(n)
+    out: set[str] = set()
+    for parent, group in by_parent.items():
+        if not inside(folder, group[0], base):
+            continue
+        try:
+            with os.scandir(os.path.join(folder, parent)) as found:
+                present = {e.name for e in found if e.is_file()}  # links followed, as isfile
+        except OSError:
+            continue
+        out.update(n for n in group if os.path.basename(n) in present)
+    return out
 
 
 def recorded_site(output: Path, work: str) -> set[str] | None:

@@ -320,3 +320,37 @@ def test_a_rename_refused_across_devices_is_a_copy(
     assert json.loads(tree.pop(OUTPUT_RECORD))["files"] == sorted(SECOND)
     assert tree == {k: v.encode() for k, v in SECOND.items()}
     assert not any(p.name.endswith(writer.COPYING) for p in out.rglob("*"))
+
+
+def test_existing_files_lists_files_reached_without_leaving_the_folder(tmp_path: Path) -> None:
+    """What a build may replace or remove: files named in the record that are in the folder,
+    never through a subfolder replaced by a link to elsewhere (each subfolder checked once)."""
+    from site_builder.targets import existing_files
+
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    (out / "players").mkdir(parents=True)
+    (out / "games").mkdir()
+    elsewhere.mkdir()
+    for rel in ("index.html", "players/a.html", "games/g1.html"):
+        (out / rel).write_text("x")
+    (elsewhere / "b.html").write_text("not ours")
+    (out / "events").symlink_to(elsewhere, target_is_directory=True)
+    (out / "players" / "link.html").symlink_to(out / "index.html")
+    (out / "players" / "sub").mkdir()
+    names = [
+        "index.html",
+        "players/a.html",
+        "players/link.html",  # a link to a file inside: a file, as os.path.isfile says
+        "players/sub",  # a folder, not a file
+        "players/gone.html",
+        "games/g1.html",
+        "events/b.html",  # through a link out of the folder
+        "nowhere/x.html",
+    ]
+    found = existing_files(out, names)
+    assert found == {"index.html", "players/a.html", "players/link.html", "games/g1.html"}
+    assert found == {
+        n
+        for n in names
+        if os.path.isfile(out / n) and os.path.realpath(out / n).startswith(str(out.resolve()))
+    }

@@ -59,7 +59,10 @@ class Rows:
             f"indices|{self.by}",
             lambda: {str(k): v for k, v in self.frame.groupby(self.by, sort=False).indices.items()},
         ).get(self.value)
-        return [] if at is None else self.frame[column].to_numpy()[at].tolist()
+        if at is None:
+            return []
+        values = memo_on(self.frame, f"column|{column}", lambda: self.frame[column].to_numpy())
+        return list(values[at].tolist())
 
     def __len__(self) -> int:
         return len(self.hashes) // 8  # one 64-bit hash a row
