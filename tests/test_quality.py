@@ -253,6 +253,36 @@ def test_family_over_partitions_is_the_index_of_the_whole_table(tmp_path: Path) 
         assert res.fit is not None and res.fit.n == historical["status"].eq("").sum()
 
 
+@pytest.mark.filterwarnings("ignore:All-NaN slice encountered:RuntimeWarning")
+def test_a_later_as_of_date_recomputes_the_current_list_without_reading_moves(
+    tmp_path: Path,
+) -> None:
+    """The partitions' work does not depend on the as-of date: a new tournament after every
+    other game moves the as-of date, and the current list follows it from the per-game rows,
+    with every partition's work reused."""
+    from site_builder.incremental import BuildCache
+
+    moves = _games()
+    settings = dataclasses.replace(Settings(), quality=QualitySection(min_games=3))
+    with BuildCache(tmp_path / "memo") as memo:
+        partitions = store_of(moves, tmp_path, 4)
+        partitions.cache = Memo(store=memo, code="c")
+        work = "site_builder.families.quality.partition_quality"
+        results = []
+        for as_of in (2023 * 12 + 6.0, 2024 * 12 + 6.0):
+            site = SimpleNamespace(
+                settings=settings, as_of_months=as_of, spec=None, partitions=partitions
+            )
+            results.append(compute(site))  # type: ignore[arg-type]
+            assert partitions.computed == {work: len(partitions.parts())}  # the first time
+            _, current, historical, _ = _whole_table(moves, settings.quality, as_of)
+            pd.testing.assert_frame_equal(results[-1].current, current)
+            pd.testing.assert_frame_equal(results[-1].historical, historical)
+    # A year later the windows hold fewer games: the current list changed, the all-time not.
+    assert not results[0].current.equals(results[1].current)
+    pd.testing.assert_frame_equal(results[0].historical, results[1].historical)
+
+
 @requires_engine
 def test_family_on_the_real_store_is_the_index_of_the_whole_table(small_site) -> None:  # type: ignore[no-untyped-def]
     moves = small_site.moves

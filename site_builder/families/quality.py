@@ -51,33 +51,35 @@ class QualityResult:
 
 @dataclass(frozen=True)
 class PartitionQuality:
-    """What one partition gives: its players' per-game rows, index rows and search noise."""
+    """What one partition gives (nothing that depends on the as-of date, so a later as-of
+    date reads no move): its players' per-game rows, their all-time index rows and the
+    search noise."""
 
     games: pd.DataFrame  #: :func:`quality.game_quality` of the partition's classical moves
-    players: dict[str, PlayerRows]  #: player → their rows, by name
+    historical: dict[str, list[dict[str, object]]]  #: player → their all-time rows
     negative_deltas: int  #: moves of any time class with a negative raw delta
 
 
-def partition_quality(
-    rows: pd.DataFrame, cfg: QualitySection, as_of_months: float | None
-) -> PartitionQuality:
+def partition_quality(rows: pd.DataFrame, cfg: QualitySection) -> PartitionQuality:
     """The quality of one partition's movers (``rows``: their moves of every time class)."""
     negative = int((rows["raw_delta"] < 0).sum()) if len(rows) else 0
     classical = rows[rows["time_class"] == "classical"]
     games = quality.game_quality(classical, cfg)
-    # player_rows makes a row per player with scored games (none for the others).
-    players: dict[str, PlayerRows] = {str(p): ([], []) for p in sorted(set(games["player"]))}
-    for i, end in enumerate((as_of_months, None)):
-        for row in quality.player_rows(games, cfg, end):
-            players[str(row["player"])][i].append(row)
-    return PartitionQuality(games, players, negative)
+    return PartitionQuality(games, _by_player(quality.player_rows(games, cfg, None)), negative)
+
+
+def _by_player(rows: list[dict[str, object]]) -> dict[str, list[dict[str, object]]]:
+    out: dict[str, list[dict[str, object]]] = {}
+    for row in rows:
+        out.setdefault(str(row["player"]), []).append(row)
+    return out
 
 
 def compute(site: SiteData) -> QualityResult:
     cfg = site.settings.quality
     if site.partitions is None:
         raise RuntimeError("the quality family reads the move store: site.partitions is None")
-    parts = site.partitions.map(partition_quality, cfg, site.as_of_months, columns=COLUMNS)
+    parts = site.partitions.map(partition_quality, cfg, columns=COLUMNS)
     frames = [p.games for p in parts if len(p.games)]
     if frames:
         games = (
@@ -87,7 +89,14 @@ def compute(site: SiteData) -> QualityResult:
         )
     else:
         games = pd.DataFrame(columns=quality.GAME_COLUMNS)
-    rows = {name: found for p in parts for name, found in p.players.items()}
+    # The current list's windows end at the as-of date: made here from the partitions'
+    # per-game rows (each partition's own, as it made its all-time rows).
+    rows: dict[str, PlayerRows] = {}
+    for p in parts:
+        at_as_of = _by_player(quality.player_rows(p.games, cfg, site.as_of_months))
+        # Every player with a game has an entry (no row without a scored game).
+        for name in sorted({str(n) for n in p.games["player"]}):
+            rows[name] = (at_as_of.get(name, []), p.historical.get(name, []))
     current, historical = (
         quality.frame_of_parts([rows[n][i] for n in sorted(rows)], quality.PLAYER_COLUMNS)
         for i in range(2)

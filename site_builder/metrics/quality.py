@@ -127,19 +127,24 @@ def player_rows(
     games: pd.DataFrame, cfg: QualitySection, as_of_months: float | None
 ) -> list[dict[str, object]]:
     """The rows of :func:`player_index` (``PLAYER_COLUMNS``), one per player, by name."""
-    rows = []
+    rows: list[dict[str, object]] = []
     scored = games[games["moves"] > 0]
-
-    def column(g: pd.DataFrame, name: str) -> np.ndarray:
-        return pd.to_numeric(g[name], errors="coerce").to_numpy(dtype=float)
-
-    for name, g in scored.groupby("player", sort=True):
+    if scored.empty:
+        return rows
+    # Each column as floats once; a player's values are their rows in table order.
+    column = {
+        name: pd.to_numeric(scored[name], errors="coerce").to_numpy(dtype=float)
+        for name in ("months", "moves", "ad_moves", "player_elo", "year", "q", "matches", "ad_sum")
+    }
+    groups = scored.groupby("player", sort=True).indices
+    for name in sorted(groups, key=str):
+        at = groups[name]
         player = str(name)
-        months = column(g, "months")
+        months = column["months"][at]
         dated = ~np.isnan(months)
         end = as_of_months if as_of_months is not None else np.nanmax(months, initial=np.nan)
         if not dated.any() or end is None or math.isnan(end):
-            rows.append(_na_row(player, len(g), "n/a: no dated games"))
+            rows.append(_na_row(player, len(at), "n/a: no dated games"))
             continue
         start = end - cfg.window_months
         win = dated & (months > start) & (months <= end)
@@ -150,18 +155,20 @@ def player_rows(
                 f"n/a: {n} analysed game(s) in the {cfg.window_months} months to "
                 f"{_month_text(end)}; the list needs {cfg.min_games}"
             )
-        moves = column(g, "moves")[win]
-        ad_moves = column(g, "ad_moves")[win]
-        elo = column(g, "player_elo")[win]
+        moves = column["moves"][at][win]
+        ad_moves = column["ad_moves"][at][win]
+        elo = column["player_elo"][at][win]
         elo = elo[~np.isnan(elo)]
-        years = column(g, "year")[dated]
+        years = column["year"][at][dated]
         rows.append(
             {
                 "player": player,
                 "games": n,
-                "index": float(column(g, "q")[win].mean()) if n else np.nan,
-                "match_rate": float(column(g, "matches")[win].sum() / moves.sum()) if n else np.nan,
-                "AD": float(column(g, "ad_sum")[win].sum() / ad_moves.sum())
+                "index": float(column["q"][at][win].mean()) if n else np.nan,
+                "match_rate": float(column["matches"][at][win].sum() / moves.sum())
+                if n
+                else np.nan,
+                "AD": float(column["ad_sum"][at][win].sum() / ad_moves.sum())
                 if n and ad_moves.sum() > 0
                 else np.nan,
                 "moves": int(moves.sum()),
