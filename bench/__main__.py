@@ -7,7 +7,17 @@ import sys
 
 from bench.common import machine
 
-ALL = ["overhead", "scaling", "cache", "peer", "cost", "incremental", "scale", "editions"]
+ALL = [
+    "overhead",
+    "scaling",
+    "cache",
+    "peer",
+    "cost",
+    "incremental",
+    "scale",
+    "editions",
+    "intrinsic_table",
+]
 
 
 def main(argv: list[str]) -> int:

@@ -260,35 +260,197 @@ def solve_probabilities(
     ``v0`` (e.g. the solution for a nearby agent) or else the guess ``p0 = 1/Σ y_i`` (exact
     when all ``y_i`` are equal), until ``|h| < 1e-12``.
     """
-    z = np.where(sp.valid, np.minimum((sp.delta / s) ** c, _Z_MAX), _Z_MAX)
-    m = sp.counts
-    n = m.sum(axis=1)
-    lo = np.full(len(n), -60.0)
-    hi = np.log(np.log(np.maximum(n, 2.0)))
+    p, v = _solve_lines(_lines_of(sp), s, c, v0)
+    return np.ascontiguousarray(p.T), v
+
+
+# The model's arithmetic runs on the spreads transposed, one row per column of the spreads
+# (line) and one column per turn, so that a turn's sum over its lines is a few operations on
+# whole contiguous rows (:func:`_line_sums`) rather than numpy's slow loop over short rows.
+# Every number is the one the turn-major arrays would give: the same operations on the same
+# operands, and sums in numpy's own order.
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """A Spreads' arrays that do not depend on the agent, transposed (lines × turns)."""
+
+    delta: FloatArray
+    invalid: BoolArray
+    count: FloatArray
+    moves: FloatArray  #: legal moves per turn (Σ count)
+    v_max: FloatArray  #: ln ln moves: the top of v's bracket
+    delta_or_0: FloatArray  #: δ, 0 on padding (for ad)
+    before: BoolArray  #: lines listed before the played one
+    after: BoolArray  #: lines listed after it
+    played: IntArray
+    turn: IntArray  #: 0 … turns − 1
+
+
+def _lines_of(sp: Spreads) -> _Lines:
+    lines = np.arange(sp.delta.shape[1])[:, None]
+    moves = sp.counts.sum(axis=1)
+    return _Lines(
+        delta=np.ascontiguousarray(sp.delta.T),
+        invalid=np.ascontiguousarray(~sp.valid.T),
+        count=np.ascontiguousarray(sp.counts.T),
+        moves=moves,
+        v_max=np.log(np.log(np.maximum(moves, 2.0))),
+        delta_or_0=np.ascontiguousarray(np.where(sp.valid, sp.delta, 0.0).T),
+        before=lines < sp.played[None, :],
+        after=lines > sp.played[None, :],
+        played=sp.played,
+        turn=np.arange(len(sp)),
+    )
+
+
+def _line_sums(a: FloatArray) -> FloatArray:
+    """The sums over axis 0 (lines) of ``a`` (lines × … × turns), bit for bit as numpy sums
+    each row of the turn-major, C-contiguous matrix: pairwise (``pairwise_sum`` in
+    numpy/_core/src/umath/loops_utils.h: below 8 terms in order; up to 128, eight running
+    sums over blocks of 8, added as a tree, then the rest in order; above, two halves split at
+    a multiple of 8), which this repeats on whole rows of ``a``.
+    tests/test_intrinsic_speed_identity.py checks it against numpy. Few turns are summed by
+    numpy itself, turn-major (fewer calls)."""
+    if a.shape[-1] < _FEW_TURNS:
+        return np.asarray(np.ascontiguousarray(np.moveaxis(a, 0, -1)).sum(axis=-1), dtype=float)
+    return _pairwise_rows(a, 0, a.shape[0])
+
+
+#: Below this many turns, numpy's own sum of the turn-major copy is the faster.
+_FEW_TURNS = 100
+
+
+def _pairwise_rows(a: FloatArray, start: int, n: int) -> FloatArray:
+    if n < 8:
+        total: FloatArray = a[start].copy()
+        for i in range(start + 1, start + n):
+            total += a[i]
+        return total
+    if n <= 128:
+        acc = a[start : start + 8].copy()
+        i = 8
+        while i < n - n % 8:
+            acc += a[start + i : start + i + 8]
+            i += 8
+        pairs = acc[0::2] + acc[1::2]
+        quads = pairs[0::2] + pairs[1::2]
+        total = np.asarray(quads[0] + quads[1])
+        for j in range(start + i, start + n):
+            total += a[j]
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_rows(a, start, half) + _pairwise_rows(a, start + half, n - half)
+
+
+#: Turns solved together: about what keeps the Newton loop's arrays in the processor's cache.
+_BLOCK = 8192
+
+
+def _solve_lines(
+    ln: _Lines, s: float, c: float, v0: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`solve_probabilities` on transposed spreads: the probabilities (lines × turns)
+    and v, solved in blocks of turns (each turn's numbers are its own).
+
+    Every array a ufunc writes is C-contiguous: numpy 2.4.6 (AVX-512) negates a float64 view
+    whose stride is 64 bytes into a non-contiguous output wrongly, reading it as contiguous."""
+    z = ln.delta / s
+    z **= c
+    np.minimum(z, _Z_MAX, out=z)
+    z[ln.invalid] = _Z_MAX
+    m = ln.count
+    turns = z.shape[1]
     if v0 is None:
-        y_sum = (m * np.exp(-z)).sum(axis=1)
+        y = np.negative(z)
+        np.exp(y, out=y)
+        y *= m
+        y_sum = _line_sums(y)
         v0 = np.log(np.maximum(np.log(np.maximum(y_sum, 1.0)), 1e-26))
-    v = np.clip(v0, lo, hi)
-    rows = np.arange(len(n))
+    v = np.clip(v0, np.full(turns, -60.0), ln.v_max)
+    if turns <= _BLOCK:
+        return _solve_block(z, m, v, ln.v_max), v
+    p = np.empty_like(z)
+    for start in range(0, turns, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        z_b, m_b = np.ascontiguousarray(z[:, block]), np.ascontiguousarray(m[:, block])
+        p[:, block] = _solve_block(z_b, m_b, v[block], ln.v_max[block])
+    return p, v
+
+
+def _solve_block(z: FloatArray, m: FloatArray, v: FloatArray, hi: FloatArray) -> FloatArray:
+    """The Newton loop of :func:`solve_probabilities` on some turns (``z``, ``m``: lines ×
+    turns), updating their ``v`` in place, and their probabilities. A turn leaves the loop once
+    it has converged; until one has, the loop runs on the whole arrays, then on the remaining
+    turns' columns, gathered as they shrink."""
+    lo = np.full(len(v), -60.0)
+    rows = np.arange(len(v))
+    z_r, m_r, v_r = z, m, v.copy()
+    space = np.empty(2 * z.size)
     for _ in range(200):
+        # w_i = exp(−e_i), e_i = e^(v + z_i), and w_i·e_i: one sum for both.
+        work = space[: 2 * z_r.size].reshape(2, *z_r.shape)
+        w, e = work
         # Padding has z = 700, so e ≥ e^640 and its weight exp(−e) is exactly 0.
-        e = np.exp(np.minimum(v[rows, None] + z[rows], _Z_MAX))
-        w = m[rows] * np.exp(-e)
-        total = w.sum(axis=1)
+        np.add(z_r, v_r, out=e)
+        np.minimum(e, _Z_MAX, out=e)
+        np.exp(e, out=e)
+        np.negative(e, out=w)
+        np.exp(w, out=w)
+        w *= m_r
+        e *= w
+        total, slope = _line_sums(work.transpose(1, 0, 2))
         h = np.log(total)
-        slope = -(w * e).sum(axis=1) / total
-        lo_r = np.where(h >= 0, np.maximum(lo[rows], v[rows]), lo[rows])
-        hi_r = np.where(h <= 0, np.minimum(hi[rows], v[rows]), hi[rows])
+        slope = -slope / total
+        lo_r = np.where(h >= 0, np.maximum(lo, v_r), lo)
+        hi_r = np.where(h <= 0, np.minimum(hi, v_r), hi)
         with np.errstate(divide="ignore", invalid="ignore"):
-            step = v[rows] - h / slope
-        bad = ~((step >= lo_r) & (step <= hi_r))
-        lo[rows], hi[rows] = lo_r, hi_r
-        v[rows] = np.where(bad, 0.5 * (lo_r + hi_r), step)
-        rows = rows[(np.abs(h) >= 1e-12) & (hi_r - lo_r > 1e-14)]
-        if len(rows) == 0:
+            step = v_r - h / slope
+        inside = step >= lo_r
+        inside &= step <= hi_r
+        v_r = np.where(inside, step, 0.5 * (lo_r + hi_r))
+        v[rows] = v_r
+        going = np.abs(h) >= 1e-12
+        going &= hi_r - lo_r > 1e-14
+        left = np.count_nonzero(going)
+        if left == 0:
             break
-    p = m * np.exp(-np.exp(np.minimum(v[:, None] + z, _Z_MAX)))
-    return np.asarray(p / p.sum(axis=1, keepdims=True), dtype=float), v
+        lo, hi = lo_r, hi_r
+        if left < len(rows):
+            rows, v_r, lo, hi = rows[going], v_r[going], lo[going], hi[going]
+            z_r, m_r = z_r[:, going], m_r[:, going]
+    p = np.add(z, v)
+    np.minimum(p, _Z_MAX, out=p)
+    np.exp(p, out=p)
+    np.negative(p, out=p)
+    np.exp(p, out=p)
+    p *= m
+    p /= _line_sums(p)
+    return p
+
+
+def _ups(p_minus: FloatArray, p_plus: FloatArray) -> FloatArray:
+    """:func:`percentile_ups` from ``p−`` and ``p+`` per turn, transposed (quantiles ×
+    turns).
+
+    Where ``0 < p+ − p− < ∞`` that is ``(q − p−)/(p+ − p−)`` clipped to [0, 1]: rounding is
+    monotone, so ``p+ ≤ q`` gives a quotient ≥ 1 and ``p− ≥ q`` one ≤ 0 (never −0), and the
+    two cannot both hold. The other turns (a played move of probability 0) take the cases
+    as written."""
+    q = QUANTILES[:, None]
+    width = p_plus - p_minus
+    ups = np.subtract(q, p_minus)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ups /= width
+        odd = np.flatnonzero(~((width > 0) & (width < np.inf)))
+        frac = (q - p_minus[odd]) / width[odd]
+    np.clip(ups, 0.0, 1.0, out=ups)
+    if len(odd):
+        up = p_plus[odd] <= q
+        down = p_minus[odd] >= q
+        ups[:, odd] = np.clip(np.where(up, 1.0, np.where(down, 0.0, frac)), 0.0, 1.0)
+    return ups
 
 
 def percentile_ups(p: FloatArray, played: IntArray) -> FloatArray:
@@ -302,12 +464,7 @@ def percentile_ups(p: FloatArray, played: IntArray) -> FloatArray:
     cols = np.arange(p.shape[1])[None, :]
     p_minus = np.where(cols < played[:, None], p, 0.0).sum(axis=1)
     p_plus = 1.0 - np.where(cols > played[:, None], p, 0.0).sum(axis=1)
-    width = p_plus - p_minus
-    q = QUANTILES[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = (q - p_minus[:, None]) / width[:, None]
-    ups = np.where(p_plus[:, None] <= q, 1.0, np.where(p_minus[:, None] >= q, 0.0, frac))
-    return np.asarray(np.clip(ups, 0.0, 1.0), dtype=float)
+    return np.ascontiguousarray(_ups(p_minus, p_plus).T)
 
 
 @dataclass(frozen=True)
@@ -321,19 +478,26 @@ class TurnStats:
     p: FloatArray  #: turns × lines
 
 
+def _line_stats(ln: _Lines, p: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """ups (transposed), ln p of the played move and Σ δ_i p_i of each turn, from transposed
+    ``p``."""
+    parts = np.empty((p.shape[0], 3, p.shape[1]))
+    parts[:, 0] = np.where(ln.before, p, 0.0)
+    parts[:, 1] = np.where(ln.after, p, 0.0)
+    np.multiply(ln.delta_or_0, p, out=parts[:, 2])
+    before, after, ad_p = _line_sums(parts)
+    log_p = np.log(np.maximum(p[ln.played, ln.turn], 1e-300))
+    return _ups(before, 1.0 - after), log_p, ad_p
+
+
 def turn_stats(sp: Spreads, s: float, c: float, p: FloatArray | None = None) -> TurnStats:
     """The per-turn statistics of agent ``(s, c)`` (``p``: its probabilities, if known)."""
-    if p is None:
-        p = probabilities(sp, s, c)
-    rows = np.arange(len(sp))
-    d = np.where(sp.valid, sp.delta, 0.0)
-    return TurnStats(
-        ups=percentile_ups(p, sp.played),
-        log_p=np.log(np.maximum(p[rows, sp.played], 1e-300)),
-        p_first=p[:, 0],
-        ad_p=(d * p).sum(axis=1),
-        p=p,
-    )
+    ln = _lines_of(sp)
+    p_lines = _solve_lines(ln, s, c)[0] if p is None else np.ascontiguousarray(p.T)
+    ups, log_p, ad_p = _line_stats(ln, p_lines)
+    p = np.ascontiguousarray(p_lines.T) if p is None else p
+    ups = np.ascontiguousarray(ups.T)
+    return TurnStats(ups=ups, log_p=log_p, p_first=p[:, 0], ad_p=ad_p, p=p)
 
 
 # --------------------------------------------------------------------------- objectives
@@ -672,8 +836,8 @@ def unit_table(sp: Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArr
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
     sp_sorted = sp.take(order)
 
-    def per_unit(values: FloatArray) -> FloatArray:
-        return np.asarray(np.add.reduceat(values, starts, axis=0), dtype=float)
+    def per_unit(values: FloatArray, axis: int = 0) -> FloatArray:
+        return np.asarray(np.add.reduceat(values, starts, axis=axis), dtype=float)
 
     k_n = len(grid)
     ups = np.zeros((units, k_n, len(QUANTILES)))
@@ -681,15 +845,16 @@ def unit_table(sp: Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArr
     p_first = np.zeros((units, k_n))
     ad_p = np.zeros((units, k_n))
     s_grid, c_grid = cal.agent(grid)
+    lines = _lines_of(sp_sorted)  # what does not depend on the agent, once
     v: FloatArray | None = None
     for k in range(k_n):
         s, c = float(s_grid[k]), float(c_grid[k])
-        p, v = solve_probabilities(sp_sorted, s, c, v)
-        st = turn_stats(sp_sorted, s, c, p)
-        ups[:, k] = per_unit(st.ups)
-        log_p[:, k] = per_unit(st.log_p)
-        p_first[:, k] = per_unit(st.p_first)
-        ad_p[:, k] = per_unit(st.ad_p)
+        p, v = _solve_lines(lines, s, c, v)
+        turn_ups, turn_log_p, turn_ad_p = _line_stats(lines, p)
+        ups[:, k] = per_unit(turn_ups, axis=1).T
+        log_p[:, k] = per_unit(turn_log_p)
+        p_first[:, k] = per_unit(p[0])
+        ad_p[:, k] = per_unit(turn_ad_p)
     n = per_unit(np.ones(len(sp_sorted)))
     matches = per_unit((sp_sorted.played == 0).astype(float))
     ad_a = per_unit(sp_sorted.delta_played)
