@@ -213,10 +213,13 @@ def main() -> dict[str, float]:
     games = [float(r[1]) for r in rows]
     _, t_slope, t_million = _fit(games, [r[2].wall for r in rows], 1e6)
     _, m_slope, m_million = _fit(games, [float(r[2].peak_rss) for r in rows], 1e6)
-    print(
-        f"fit: {1000 * t_slope:.2f} ms and {m_slope / 1e3:.0f} KB per game; at 1,000,000 games "
-        f"{t_million / 3600:.1f} h and {m_million / 1e9:.1f} GB"
-    )
+    if len(rows) > 1:
+        print(
+            f"fit: {1000 * t_slope:.2f} ms and {m_slope / 1e3:.0f} KB per game; at 1,000,000 "
+            f"games {t_million / 3600:.1f} h and {m_million / 1e9:.1f} GB"
+        )
+    else:
+        print("fit: needs two sizes or more (BENCH_SCALE_SIZES)")
     result = {"ms_per_game": 1000 * rows[-1][2].wall / rows[-1][1]}
     result["peak_gb"] = rows[-1][2].peak_rss / 1e9
     result["peak_pss_gb"] = rows[-1][2].peak_pss / 1e9

@@ -223,6 +223,9 @@ class ConformanceSection:
     markov_exit_pseudo: float = 2.0
     #: Moves (turns) a player-year needs to enter comparisons.
     min_moves: int = 200
+    #: The head-to-head compares every pair of these many player-years at most: the
+    #: eligible ones with the most counted moves (pairs grow as the square of the count).
+    head_to_head_max: int = 300
     #: Title matches: games in these folders (relative to the games folder) …
     title_folders: tuple[str, ...] = ("world-championships",)
     #: … or whose event name matches one of these regular expressions (case-insensitive) …
@@ -413,6 +416,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("conformance", "markov_min_row"): (0, 100000),
     ("conformance", "markov_exit_pseudo"): (0, 100000),
     ("conformance", "min_moves"): (1, 10**7),
+    ("conformance", "head_to_head_max"): (2, 100_000),
     ("conformance", "forfeit_max_plies"): (0, 20),
     ("analysis", "depth"): (0, 60),
     ("analysis", "nodes"): (0, 10**10),

@@ -239,7 +239,7 @@ def test_self_play_is_half_and_swapping_gives_one_minus() -> None:
     s = models.markov_score(a, b)
     assert s > 0.5  # A errs less
     assert models.markov_score(b, a) == pytest.approx(1 - s, abs=1e-12)
-    h2h = headtohead.head_to_head(models)
+    h2h = headtohead.head_to_head(models, 300)
     assert h2h.markov[0, 1] == pytest.approx(s)
     assert h2h.markov_white[0, 1] == pytest.approx(models.markov_white(a, b).score)
     la, lb = models.markov_white(a, b), models.markov_white(b, a)
@@ -282,7 +282,7 @@ def test_best_year_has_the_most_predicted_wins() -> None:
     conf = _conf(5, {"A": 15.0, "B": 50.0, "C": 80.0})
     conf2 = _conf(6, {"A": 90.0}, years=(2001,))
     models = _models(pd.concat([conf, conf2], ignore_index=True))
-    h2h = headtohead.head_to_head(models)
+    h2h = headtohead.head_to_head(models, 300)
     best = headtohead.best_years(h2h)
     chosen = best[best["best"]].set_index("player")["year"].to_dict()
     assert chosen == {"A": 2000, "B": 2000, "C": 2000}
@@ -317,7 +317,7 @@ def test_a_pair_without_unique_pi_is_na_in_the_head_to_head() -> None:
     assert models.markov_score(a, b) is None and models.markov_score(b, a) is None
     assert models.markov_note(a, b).startswith("A 2000 with White: n/a: the chain has 2 closed")
     assert models.markov_score(a, c) is not None
-    h2h = headtohead.head_to_head(models)
+    h2h = headtohead.head_to_head(models, 300)
     assert np.isnan(h2h.markov[0, 1]) and np.isnan(h2h.markov[1, 0])
     assert h2h.markov_note(0, 1) == models.markov_note(a, b)
     assert h2h.markov[0, 2] == pytest.approx(models.markov_score(a, c))
@@ -344,3 +344,25 @@ def test_an_end_row_never_left_gets_the_exit_pseudo_counts() -> None:
     assert models.black[a][0, 0] < 1.0
     b = ("B", 2000)
     assert not models.white_exits[b].any() and not models.black_exits[b].any()
+
+
+def test_the_head_to_head_compares_the_player_years_with_the_most_moves() -> None:
+    """Pairs grow as the square of the player-years: ``head_to_head_max`` bounds them to
+    those with the most counted moves (ties by name), each pair scored as in the full table
+    (to rounding: the chains are solved in batches of another shape)."""
+    conf = _conf(8, {"A": 20.0, "B": 40.0, "C": 30.0, "D": 50.0, "E": 25.0})
+    kept_moves = {"A": 400, "B": 260, "C": 400, "D": 330, "E": 230}
+    keep = conf.groupby("player").cumcount() < conf["player"].map(kept_moves)
+    models = _models(conf[keep].reset_index(drop=True))
+    assert models.eligible == [(p, 2000) for p in "ABCDE"]  # at least 200 moves each
+    full = headtohead.head_to_head(models, 300)
+    assert full.keys == models.eligible
+    capped = headtohead.head_to_head(models, 3)
+    assert capped.keys == [("A", 2000), ("C", 2000), ("D", 2000)]
+    at = [full.keys.index(k) for k in capped.keys]
+    for name in ("markov", "markov_white", "gain", "conformance", "win", "loss"):
+        mine, whole = getattr(capped, name), getattr(full, name)[np.ix_(at, at)]
+        np.testing.assert_allclose(mine, whole, rtol=1e-12, atol=1e-15)
+    assert headtohead.compared(models, 5) == models.eligible
+    best = headtohead.best_years(capped)
+    assert set(best["player"]) == {"A", "C", "D"} and (best["opponents"] == 2).all()

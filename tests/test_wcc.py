@@ -288,7 +288,7 @@ def _moves_of(
     return rows
 
 
-def _site(tmp_path: Path) -> SiteData:
+def _site(tmp_path: Path, **conformance_settings: int) -> SiteData:
     rng = np.random.default_rng(11)
     err = {"Alpha": 10.0, "Beta": 40.0, "Gamma": 60.0, "Other": 50.0}
     games: list[GameRecord] = []
@@ -320,7 +320,9 @@ def _site(tmp_path: Path) -> SiteData:
         _game("Beta", "Alpha", "1-0", 2002, "WCh 2002", "games/champions/beta.pgn"),
     ]
     rows = [r for g in games if g.plies > 1 for r in _moves_of(g, err, rng)]
-    settings = settings_from_dict({"conformance": {"min_moves": 100, "min_fit_games": 10}})
+    settings = settings_from_dict(
+        {"conformance": {"min_moves": 100, "min_fit_games": 10, **conformance_settings}}
+    )
     return make_site(
         settings,
         games,
@@ -577,3 +579,19 @@ def test_methodology_names_the_exit_pseudo_counts_and_derives_the_noise_floor(
     assert "absorbing" not in text and "the two end classes' too" in text
     assert "p(1 − p) − d/4" in text and "√(2/π)" in text  # the noise floor's derivation
     assert "Table 5: 2.8%; §4.4.3, p. 39: 4.4%" in text
+
+
+def test_the_head_to_head_page_says_when_it_compares_fewer_than_are_eligible(
+    tmp_path: Path,
+) -> None:
+    site = _site(tmp_path / "capped", head_to_head_max=2)
+    res = champions_pages.FAMILY.compute(site)
+    site.state.results["conformance"] = res
+    assert len(res.models.eligible) > 2 and len(res.h2h.keys) == 2
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    out = render_pages(champions_pages.FAMILY.pages(site), tmp_path / "out", common)
+    page = " ".join(out["headtohead.html"].decode().split())
+    eligible = len(res.models.eligible)
+    assert f"{eligible} player-years have at least 100 counted moves; the 2 with the most" in page
+    assert "head_to_head_max = 2" in page and "All 2 ordered pairs of these" in page
+    assert len(json.loads(out["data/headtohead-pairs.json"])) == 2

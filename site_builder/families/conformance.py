@@ -406,7 +406,7 @@ def compute(site: SiteData) -> ConformanceResult:
         )
 
     models = headtohead.assemble(players, q[cfg.predictor_kind], fit, cfg)
-    h2h = headtohead.head_to_head(models)
+    h2h = headtohead.head_to_head(models, cfg.head_to_head_max)
     best = headtohead.best_years(h2h)
     best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
 

@@ -305,9 +305,22 @@ class HeadToHead:
 _BATCH = 4096
 
 
-def head_to_head(models: Models) -> HeadToHead:
-    """Every eligible player-year against every other."""
+def compared(models: Models, limit: int) -> list[Key]:
+    """The eligible player-years the head-to-head compares, in eligible order: all of them,
+    or the ``limit`` with the most counted moves (ties: by player, then year)."""
     keys = models.eligible
+    if len(keys) <= limit:
+        return keys
+    years = models.years
+    counted = zip(years["player"], years["year"], years["moves"], strict=True)
+    moves = {(str(p), int(y)): int(m) for p, y, m in counted}
+    kept = set(sorted(keys, key=lambda k: (-moves[k], k))[:limit])
+    return [k for k in keys if k in kept]
+
+
+def head_to_head(models: Models, limit: int) -> HeadToHead:
+    """Every compared player-year (:func:`compared`) against every other."""
+    keys = compared(models, limit)
     n = len(keys)
     vectors = np.full((n, n, markov.N_CLASSES), np.nan)
     reasons: dict[tuple[int, int], str] = {}

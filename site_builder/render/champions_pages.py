@@ -567,6 +567,7 @@ def pages(site: SiteData) -> list[Page]:
                 "best": best_only,
                 "years": best_rows,
                 "entries": len(res.h2h.keys),
+                "eligible": len(res.models.eligible),
                 "pairs": len(pair_rows),
                 "na_pairs": sum(r["markov"] is None for r in pair_rows),
                 "pairs_downloads": pairs_dl,
