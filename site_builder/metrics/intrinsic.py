@@ -323,20 +323,21 @@ _FEW_TURNS = 100
 
 def _pairwise_rows(a: FloatArray, start: int, n: int) -> FloatArray:
     if n < 8:
-        total: FloatArray = a[start].copy()
-        for i in range(start + 1, start + n):
+        total: FloatArray = a[start] + a[start + 1] if n > 1 else a[start].copy()
+        for i in range(start + 2, start + n):
             total += a[i]
         return total
     if n <= 128:
-        acc = a[start : start + 8].copy()
-        i = 8
-        while i < n - n % 8:
-            acc += a[start + i : start + i + 8]
-            i += 8
+        stop = start + n - n % 8
+        acc = a[start : start + 8]  # the 8 running sums
+        if stop > start + 8:
+            acc = acc + a[start + 8 : start + 16]
+            for i in range(start + 16, stop, 8):
+                acc += a[i : i + 8]
         pairs = acc[0::2] + acc[1::2]
         quads = pairs[0::2] + pairs[1::2]
         total = np.asarray(quads[0] + quads[1])
-        for j in range(start + i, start + n):
+        for j in range(stop, start + n):
             total += a[j]
         return total
     half = n // 2
