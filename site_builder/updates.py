@@ -179,6 +179,8 @@ class ListChange:
     left: tuple[Move, ...]  #: by old rank
     by_rank: tuple[Move, ...]  #: the biggest moves in rank, biggest first
     by_value: tuple[Move, ...]  #: the biggest changes of value, biggest first
+    #: players whose value became known (or n/a) without leaving the list, by new rank
+    valued: tuple[Move, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -413,7 +415,8 @@ def list_change(
     by_value = sorted(
         (m for m in stayed if m.change), key=lambda m: (-abs(m.change), m.new_rank or 0)
     )
-    if not entered and not left and not by_rank and not by_value:
+    valued = tuple(m for m in stayed if (m.old_value is None) != (m.new_value is None))
+    if not entered and not left and not by_rank and not by_value and not valued:
         return None
     return ListChange(
         spec.key,
@@ -428,6 +431,7 @@ def list_change(
         left,
         tuple(by_rank[:movers]),
         tuple(by_value[:movers]),
+        valued,
     )
 
 
@@ -522,6 +526,14 @@ def summary_lines(update: Update, movers: int = 3) -> list[str]:
                     for m in c.by_value[:movers]
                 )
             )
+        if c.valued:
+            parts.append(
+                "value known/n/a "
+                + "; ".join(
+                    f"{m.player} {fmt(m.old_value, c.digits)}->{fmt(m.new_value, c.digits)}"
+                    for m in c.valued[:movers]
+                )
+            )
         out.append(f"  {c.title}: " + " | ".join(parts))
     return out
 
@@ -583,7 +595,10 @@ def history_from_json(data: bytes) -> tuple[Update, ...]:
                 ListChange(
                     **{
                         **c,
-                        **{k: moves(c[k]) for k in ("entered", "left", "by_rank", "by_value")},
+                        **{
+                            k: moves(c.get(k, []))
+                            for k in ("entered", "left", "by_rank", "by_value", "valued")
+                        },
                     }
                 )
                 for c in u["lists"]

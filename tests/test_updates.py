@@ -95,6 +95,10 @@ def test_entries_exits_and_moves_follow_the_two_lists(
         return
     assert change is not None
     assert [m.player for m in change.entered] == [p for p, _ in new if p not in before]
+    # A value that appeared or vanished (n/a) is a change even at the same rank.
+    assert [m.player for m in change.valued] == [
+        p for p, v in new if p in before and (v is None) != (before[p][1] is None)
+    ]
     assert [m.player for m in change.left] == [p for p, _ in old if p not in after]
     assert all(m.new_rank == after[m.player][0] for m in change.entered)
     assert all(m.old_rank == before[m.player][0] for m in change.left)
@@ -153,6 +157,23 @@ def test_update_record_games_events_date_and_id() -> None:
     assert lines[0].startswith("What's new (2021.03.??): 2 new games, 0 removed; 1 new event,")
     assert "  new event: New 2021 (1 game)" in lines
     assert any(line.startswith("  Play quality index: entered 1 (Y)") for line in lines)
+
+
+def test_a_value_that_becomes_known_at_the_same_rank_is_a_change() -> None:
+    """Found by hypothesis in CI: a player staying at #1 whose value goes from n/a to 0 was
+    "no change". It is now listed, read back from the history and summed up."""
+    change = list_change(SPECS["quality"], [("P00", None)], [("P00", 0.0)], {})
+    assert change is not None and change.entered == change.left == change.by_value == ()
+    assert [(m.player, m.new_rank, m.old_value, m.new_value) for m in change.valued] == [
+        ("P00", 1, None, 0.0)
+    ]
+    games = [_game("g1", "2020.01.01", "Old 2020")]
+    u = diff(
+        _snapshot({"quality": [("X", None)]}, games), _snapshot({"quality": [("X", 50.0)]}, games)
+    )
+    assert u is not None and [m.player for m in u.lists[0].valued] == ["X"]
+    assert history_from_json(history_json([u])) == (u,)
+    assert any("value known/n/a X n/a->50.0" in line for line in summary_lines(u))
 
 
 def test_published_history_reads_back() -> None:
