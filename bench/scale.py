@@ -5,7 +5,9 @@ suffixed with " x{k}" (copy 1 keeps the demo's names), and optionally the years 
 shifted by (k - 1) * BENCH_SCALE_SHIFT_YEARS. The moves are the demo's, so every position is
 already in the shipped analysis and no engine runs. For each N the benchmark builds cold (a
 new cache), rebuilds with nothing changed, then adds one tournament (its analysis made once
-beforehand, so engine time is excluded) and rebuilds. Each build is a `site-builder build`
+beforehand, so engine time is excluded) and rebuilds, then adds the same games again as a
+new event played the year after every other game (which moves the as-of date, as a real new
+tournament does) and rebuilds. Each build is a `site-builder build`
 process; its peak memory is the largest sum of RSS over the whole process tree (workers
 included), sampled every 0.1 s; its PSS every second (reading it walks the page tables).
 
@@ -133,6 +135,34 @@ def _dirs(content: Path, cache: Path) -> list[str]:
     return ["--content", str(content), "--cache", str(cache)]
 
 
+def _latest_year(content: Path) -> int:
+    """The latest year of a game's Date tag in the corpus."""
+    latest = 0
+    for pgn in (content / "games").rglob("*.pgn"):
+        with pgn.open(encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith('[Date "'):
+                    y = _YEAR.match(line[7:])
+                    if y:
+                        latest = max(latest, int(y.group(1)))
+    return latest
+
+
+def _add_newest(content: Path, year: int) -> None:
+    """The added tournament again as a new event played in ``year``, after every other game
+    (so the as-of date moves, as it does after a real new tournament)."""
+    for pgn in NEW.glob("*.pgn"):
+        out = []
+        for line in pgn.read_text(encoding="utf-8").splitlines(keepends=True):
+            m = _TAG.match(line)
+            if m and m.group(1) == "Event":
+                line = '[Event "Newest Open"]\n'
+            elif m and m.group(1) in ("Date", "EventDate") and _YEAR.match(m.group(2)):
+                line = f'[{m.group(1)} "{year:04d}{m.group(2)[4:]}"]\n'
+            out.append(line)
+        (content / "games" / f"newest-{pgn.name}").write_text("".join(out), encoding="utf-8")
+
+
 def _analyse_new_tournament(work: Path) -> Path:
     """The added tournament's analysis, made once, as a file every corpus imports."""
     content = work / "new-only"
@@ -175,12 +205,16 @@ def main() -> dict[str, float]:
     sizes = [int(s) for s in os.environ.get("BENCH_SCALE_SIZES", "1,3,10,30").split(",")]
     shift = int(os.environ.get("BENCH_SCALE_SHIFT_YEARS", "0"))
     base = Path(os.environ.get("BENCH_SCALE_DIR") or tempfile.mkdtemp(prefix="bench-scale-"))
-    print("scale: cold build, no-change rebuild and one added tournament at N x the demo")
+    print(
+        "scale: cold build, no-change rebuild, one added tournament (historical) and the same "
+        "tournament again after every game (it moves the as-of date) at N x the demo"
+    )
     new_analysis = _analyse_new_tournament(base)
     rows = []
     print(
         f"{'N':>3} {'games':>8} {'cold s':>8} {'ms/game':>8} {'RSS GB':>8} {'PSS GB':>7} "
-        f"{'no-change s':>11} {'GB':>5} {'+tournament s':>13} {'GB':>5} {'files':>8} {'MB':>7}"
+        f"{'no-change s':>11} {'GB':>5} {'+tournament s':>13} {'GB':>5} {'+newest s':>9} "
+        f"{'GB':>5} {'files':>8} {'MB':>7}"
     )
     for n in sizes:
         work = base / f"x{n}"
@@ -199,12 +233,16 @@ def main() -> dict[str, float]:
         (content / "analysis").symlink_to(analysis)
         added = timed_build(content, output, cache)
         added_s = added.wall - added.phases.get("analysis", 0.0)
+        _add_newest(content, _latest_year(content) + 1)
+        newest = timed_build(content, output, cache)
+        newest_s = newest.wall - newest.phases.get("analysis", 0.0)
         rows.append((n, games, cold, again, added, added_s))
         print(
             f"{n:>3} {games:>8} {cold.wall:>8.1f} {1000 * cold.wall / games:>8.2f} "
             f"{cold.peak_rss / 1e9:>8.2f} {cold.peak_pss / 1e9:>7.2f} "
             f"{again.wall:>11.1f} {again.peak_rss / 1e9:>5.2f} "
-            f"{added_s:>13.1f} {added.peak_rss / 1e9:>5.2f} {cold.files:>8} "
+            f"{added_s:>13.1f} {added.peak_rss / 1e9:>5.2f} "
+            f"{newest_s:>9.1f} {newest.peak_rss / 1e9:>5.2f} {cold.files:>8} "
             f"{cold.size / 1e6:>7.0f}",
             flush=True,
         )
