@@ -518,22 +518,15 @@ def summary_lines(update: Update, movers: int = 3) -> list[str]:
                 "moved "
                 + "; ".join(f"{m.player} {m.old_rank}->{m.new_rank}" for m in c.by_rank[:movers])
             )
-        if c.by_value:
-            parts.append(
-                "values "
-                + "; ".join(
-                    f"{m.player} {fmt(m.old_value, c.digits)}->{fmt(m.new_value, c.digits)}"
-                    for m in c.by_value[:movers]
+        for label, found in (("values", c.by_value), ("value known/n/a", c.valued)):
+            if found:
+                parts.append(
+                    f"{label} "
+                    + "; ".join(
+                        f"{m.player} {fmt(m.old_value, c.digits)}->{fmt(m.new_value, c.digits)}"
+                        for m in found[:movers]
+                    )
                 )
-            )
-        if c.valued:
-            parts.append(
-                "value known/n/a "
-                + "; ".join(
-                    f"{m.player} {fmt(m.old_value, c.digits)}->{fmt(m.new_value, c.digits)}"
-                    for m in c.valued[:movers]
-                )
-            )
         out.append(f"  {c.title}: " + " | ".join(parts))
     return out
 

@@ -17,13 +17,19 @@ def test_rows_round_trip_through_arrow(small_site) -> None:  # type: ignore[no-u
     assert type(back["line_scores"].iloc[0]) is list  # as the move table has them
 
 
-def test_a_partition_holds_whole_players_in_table_order(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    moves = small_site.moves
-    store = MoveStore(tmp_path / "moves", 7)
-    part = moves["player"].map(lambda p: partition_of(p, 7))
+def _by_player(moves: pd.DataFrame, folder: Path, n: int = 7) -> tuple[MoveStore, pd.Series]:
+    """``moves`` written as a store of ``n`` partitions by player, and each row's partition."""
+    store = MoveStore(folder, n)
+    part = moves["player"].map(lambda p: partition_of(p, n))
     for p, rows in moves.groupby(part, sort=True):
         store.write(int(p), f"{int(p):024x}", rows)
     store.commit(sorted(int(p) for p in part.unique()))
+    return store, part
+
+
+def test_a_partition_holds_whole_players_in_table_order(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    moves = small_site.moves
+    store, part = _by_player(moves, tmp_path / "moves")
     stranger = tmp_path / "moves" / "notes.txt"
     stranger.write_text("mine")
     for p in store.parts():
@@ -53,11 +59,7 @@ def test_the_build_facts_come_from_the_partitions_footers(small_site, tmp_path: 
     from site_builder.analysis.stage import store_facts
 
     moves = small_site.moves
-    store = MoveStore(tmp_path / "moves", 7)
-    part = moves["player"].map(lambda p: partition_of(p, 7))
-    for p, rows in moves.groupby(part, sort=True):
-        store.write(int(p), f"{int(p):024x}", rows)
-    store.commit(sorted(int(p) for p in part.unique()))
+    store, part = _by_player(moves, tmp_path / "moves")
     want = {
         "moves": len(moves),
         "negative_deltas": int((moves["raw_delta"] < 0).sum()),
