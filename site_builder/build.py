@@ -25,7 +25,7 @@ from site_builder.analysis.stage import (
 from site_builder.config import Settings
 from site_builder.families import all_families
 from site_builder.families.driver import compute_metrics
-from site_builder.forked import processes
+from site_builder.forked import processes, worker_pool
 from site_builder.frames import forget_memos
 from site_builder.incremental import (
     BuildCache,
@@ -153,6 +153,12 @@ def build(
         # collector's scans as they are loaded (gc.freeze), which would walk millions of them
         # again and again, and unfrozen at the end.
         stack.callback(_release)
+        # The workers of the stage's and the families' work, ended before the render.
+        workers = stack.enter_context(contextlib.ExitStack())
+        workers.enter_context(worker_pool(processes()))
+        # Imported now, not after the analysis: a Ctrl-C that lands in an import made by
+        # exec (scipy's) makes Python end by SIGINT after the build's own message.
+        families = all_families()
         site = prepare(
             content_dir,
             settings,
@@ -183,7 +189,6 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             build_cache.set(manifest_key, {**old, "quick": settled(quick, cache_dir)})
             return stats
-        families = all_families()
         site.cache.store = build_cache
         if site.partitions is not None:  # the families' per-partition work
             site.partitions.workers = processes()
@@ -208,15 +213,13 @@ def build(
             build_cache,
             digest([new[k] for k in DATA_KEYS]),
             stats.family_seconds,
-            # A Dask client does not survive a fork: with a cluster, its workers are the
-            # parallelism and the families run in this process.
-            1 if scheduler else processes(),
         )
         stats.recomputed_players = site.cache.recomputed_players
         stats.group_counts = site.cache.group_counts
         if site.partitions is not None:
             stats.partitions = dict(sorted(site.partitions.computed.items()))
         stats.elo_resumed = site.state.facts.get("elo_resumed", {})
+        workers.close()
         clock.lap("metrics")
         # What changed since this output folder's last build (the "What's new" pages).
         news = advance(site, build_cache, output_dir)

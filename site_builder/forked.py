@@ -1,5 +1,12 @@
-"""Worker processes forked from the build: they inherit the site (closures included)
-instead of receiving it."""
+"""Worker processes of the build.
+
+- :func:`worker_pool`: the build's pool for work that receives what it reads (the families'
+  partitions, the analysis stage's plies and rows). Its workers are forked from a small server
+  process, not from the build, so each holds the libraries and its task's data, not a copy of
+  the build's memory.
+- :func:`fork_pool`: workers forked from the build, which inherit the site (closures
+  included) instead of receiving it: the render's.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,11 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from multiprocessing import forkserver
+from typing import TypeVar
+
+T = TypeVar("T")
 
 #: prctl option: the signal a process gets when its parent dies (linux/prctl.h).
 _PR_SET_PDEATHSIG = 1
@@ -19,6 +30,18 @@ _PR_SET_PDEATHSIG = 1
 _KEPT: list[object] = []
 #: Seconds a terminated worker gets to exit before it is killed.
 _GRACE_S = 5.0
+#: The build's worker pool while :func:`worker_pool` is open.
+_POOL: ProcessPoolExecutor | None = None
+_POOL_PID = 0
+#: What the pool's server imports once, so that each worker starts with it.
+_PRELOAD = [
+    "site_builder.analysis.stage",
+    "site_builder.families.agreement",
+    "site_builder.families.bayesian",
+    "site_builder.families.conformance",
+    "site_builder.families.intrinsic",
+    "site_builder.families.quality",
+]
 
 
 def processes() -> int:
@@ -46,6 +69,7 @@ def fork_pool(
     Leaving the block normally waits for the queued tasks; leaving it by an exception (an
     error, Ctrl-C, SIGTERM) ends the workers at once with :func:`stop`.
     """
+    release_free_memory()  # a forked worker's RSS starts as this process's
     pool = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("fork"),
@@ -60,13 +84,79 @@ def fork_pool(
     pool.shutdown(wait=True)
 
 
-def _start(parent: int, initializer: Callable[[], None] | None) -> None:
+@contextlib.contextmanager
+def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """The build's pool of ``workers`` processes (None for one: the work stays in the build's
+    process), found by :func:`shared_pool` while the block is open.
+
+    Its workers are forked, as they are first needed, from Python's "forkserver", a new
+    process that imports only :data:`_PRELOAD`: a worker forked from the build itself maps
+    the build's whole memory (on a large site, gigabytes in each worker's RSS) though its
+    tasks read none of it. The workers ignore Ctrl-C, stop on SIGTERM and die with the server,
+    which ends when the build's process does. Leaving the block by an exception ends them at
+    once (:func:`stop`); leaving it normally waits for them."""
+    global _POOL, _POOL_PID
+    if workers <= 1:
+        yield None
+        return
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOAD)
+    forkserver.ensure_running()  # now, not at a first task: an interruption then is clean
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start, initargs=(None, _one_blas_thread)
+    )
+    _POOL, _POOL_PID = pool, os.getpid()
+    try:
+        yield pool
+    except BaseException:
+        stop(pool)
+        raise
+    finally:
+        _POOL = None
+    pool.shutdown(wait=True)
+
+
+def results(futures: list[Future[T]]) -> list[T]:
+    """The futures' results in order; the first error as soon as any task fails (not after
+    the tasks before it, which may run for long)."""
+    wait(futures, return_when=FIRST_EXCEPTION)
+    for future in futures:
+        if future.done() and future.exception() is not None:
+            future.result()
+    return [future.result() for future in futures]
+
+
+def _one_blas_thread() -> None:
+    # As in the build's metrics (families.driver): a multi-threaded BLAS sums in an order
+    # that depends on the machine's cores.
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
+    threadpool_limits(limits=1, user_api="blas")
+
+
+def shared_pool() -> ProcessPoolExecutor | None:
+    """The pool of the open :func:`worker_pool` of this process, if any (never in a process
+    forked from it: a pool does not survive a fork)."""
+    return _POOL if os.getpid() == _POOL_PID else None
+
+
+def release_free_memory() -> None:
+    """Give the C library's freed heap back to the system (glibc's malloc_trim; nothing
+    elsewhere): Python's allocator frees, but the heap keeps what was freed at its top."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
+
+
+def _start(parent: int | None, initializer: Callable[[], None] | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the build's handler raises in the worker
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the build died before the line above
+    # The build died before the line above (a pool's worker is the server's child: the
+    # server ends with the build, and then the worker is adopted).
+    if os.getppid() != parent if parent is not None else os.getppid() == 1:
         os._exit(1)
     if initializer is not None:
         initializer()

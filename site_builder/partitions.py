@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from site_builder.errors import SiteBuilderError
-from site_builder.forked import fork_pool
+from site_builder.forked import fork_pool, results, shared_pool
 from site_builder.memo import Kind, Memo, entry
 from site_builder.store import MoveStore
 
@@ -146,6 +146,9 @@ class Partitions:
             return list(self.client.gather(futures))
         if self.workers <= 1 or len(tasks) == 1:
             return [_run(t) for t in tasks]
+        pool = shared_pool()
+        if pool is not None:  # the build's workers (an error ends them: worker_pool)
+            return results([pool.submit(_run, t) for t in tasks])
         with fork_pool(min(self.workers, len(tasks))) as pool:
             submitted: list[Future[Any]] = [pool.submit(_run, t) for t in tasks]
             return [f.result() for f in submitted]

@@ -226,10 +226,6 @@ class Family:
     event_files: Callable[[SiteData, str], list[Page]] | None = None
     #: Paragraphs for the methodology page (template partial name), or None.
     methodology: str | None = None
-    #: Reads no other family's results (checked): on a machine with more than one core it is
-    #: computed in a worker process while the build's process computes the families listed
-    #: before it. The families marked so must be listed together.
-    in_worker: bool = False
     #: The family's ratings of one player, for the summary card atop the player page.
     player_summary: Callable[[SiteData, str], list[SummaryItem]] | None = None
     #: Per-player columns of an event's performance table, given the event key.

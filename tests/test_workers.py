@@ -1,4 +1,5 @@
-"""Worker processes: families and pages made in forked workers equal those made in one."""
+"""Worker processes: families made with the build's pool of workers equal those made in one
+process, and an error in one partition's work ends the others at once."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import psutil
 import pytest
 
 from site_builder.errors import ConfigError
 from site_builder.families import all_families
 from site_builder.families.driver import compute_metrics
+from site_builder.forked import worker_pool
 from site_builder.incremental import BuildCache
 from site_builder.render.driver import render_site
-from site_builder.sitedata import BuildState, Family, SiteData
+from site_builder.sitedata import BuildState, SiteData
 
 
 def _fresh(site: SiteData, memo: Any = None) -> SiteData:
@@ -31,16 +35,28 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*.*")}
 
 
-def test_families_computed_in_a_worker_give_the_same_site(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The families' partitions computed in the build's pool of workers (forked from the
+    server, not the build) give the same results, keys and pages as in one process."""
     families = all_families()
-    assert [f.name for f in families if f.in_worker] == ["intrinsic", "bayesian"]
     made = {}
+    me = psutil.Process()
+    shared = small_site.partitions
     for workers in (1, 2):
-        with BuildCache(tmp_path / f"cache{workers}") as cache:
+        with BuildCache(tmp_path / f"cache{workers}") as cache, worker_pool(workers) as pool:
+            assert (pool is None) == (workers == 1)
+            before = {p.pid for p in me.children(recursive=True)}
+            shared.workers, shared.computed = workers, {}
             site = _fresh(small_site)
             seconds: dict[str, float] = {}
-            names = compute_metrics(site, families, cache, "data", seconds, workers)
+            try:
+                names = compute_metrics(site, families, cache, "data", seconds)
+            finally:
+                shared.workers = 1
+            started = {p.pid for p in me.children(recursive=True)} - before
+            assert bool(started) == (workers == 2)  # the partitions ran in the pool
             assert set(seconds) == {f.name for f in families}
+            assert shared.computed
             keys = {f.name: cache.get(f"family-key|{f.name}") for f in families}
             render_site(site, families, tmp_path / f"out{workers}")
             made[workers] = (
@@ -51,44 +67,54 @@ def test_families_computed_in_a_worker_give_the_same_site(small_site, tmp_path: 
                 sorted(site.state.facts),
                 _tree(tmp_path / f"out{workers}"),
             )
-            # The worker's results were kept in the build cache: nothing is computed again.
+            # The results were kept in the build cache: nothing is computed again.
             again = _fresh(small_site)
-            assert compute_metrics(again, families, cache, "data", None, workers) == []
+            assert compute_metrics(again, families, cache, "data", None) == []
     assert made[2] == made[1]
 
 
-def test_a_family_computed_in_a_worker_may_not_read_another(small_site) -> None:  # type: ignore[no-untyped-def]
-    first = Family("first", compute=lambda site: 1, pages=lambda site: [])
-    reader = Family(
-        "reader",
-        compute=lambda site: site.state.results["first"] + 1,
-        pages=lambda site: [],
-        in_worker=True,
-    )
-    for workers in (1, 2):
-        with pytest.raises(RuntimeError, match="reader is computed in a worker but read"):
-            compute_metrics(_fresh(small_site), [first, reader], None, "", None, workers)
-
-
-def test_an_error_before_the_worker_finishes_fails_at_once(small_site) -> None:  # type: ignore[no-untyped-def]
-    def bad(site: SiteData) -> None:
+def _fail_or_sleep(rows: pd.DataFrame, fail_rows: int) -> int:
+    if len(rows) == fail_rows:
         raise ConfigError("[results] gm_min = 9 exceeds gm_max = 1")
+    time.sleep(3600)
+    return 0
 
-    families = [
-        Family("bad", compute=bad, pages=lambda site: []),
-        Family(
-            "slow", compute=lambda site: time.sleep(3600), pages=lambda site: [], in_worker=True
-        ),
-    ]
+
+def test_an_error_in_a_partition_fails_at_once_and_ends_the_workers(small_site) -> None:  # type: ignore[no-untyped-def]
+    """One partition's work fails while the others would run for an hour: the error comes at
+    once, and leaving the pool ends its workers."""
+    parts = small_site.partitions
+    sizes = [len(parts.read(p, ["ply"])) for p in parts.parts()]
+    # The second task fails while a worker runs the first: the error does not wait for it.
+    assert len(sizes) > 2 and sizes[0] != sizes[1]
 
     def hung(*_: object) -> None:
-        raise AssertionError("the build waited for the worker's families")
+        raise AssertionError("the build waited for the other partitions")
 
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
     old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(120)  # a hang detector, not a timing: the worker sleeps for an hour
+    signal.alarm(120)  # a hang detector, not a timing: the other workers sleep for an hour
+    memo, parts.cache = parts.cache, dataclasses.replace(parts.cache, store=None)
     try:
-        with pytest.raises(ConfigError, match="gm_min"):
-            compute_metrics(_fresh(small_site), families, None, "", None, 2)
+        with pytest.raises(ConfigError, match="gm_min"), worker_pool(2):
+            parts.workers = 2
+            parts.map(_fail_or_sleep, sizes[1], columns=["ply"])
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+        parts.workers, parts.cache = 1, memo
+    # What stays is the server and multiprocessing's resource tracker, which end with this
+    # process; the workers, the server's children, are gone.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _pool_workers(me, before):
+        time.sleep(0.1)
+    assert not _pool_workers(me, before)
+
+
+def _pool_workers(me: psutil.Process, before: set[int]) -> list[psutil.Process]:
+    return [
+        p
+        for p in me.children(recursive=True)
+        if p.pid not in before and p.ppid() != me.pid and p.status() != psutil.STATUS_ZOMBIE
+    ]

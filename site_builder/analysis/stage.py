@@ -32,7 +32,7 @@ from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_p
 from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
-from site_builder.forked import fork_pool, keep, processes
+from site_builder.forked import fork_pool, keep, processes, results, shared_pool
 from site_builder.incremental import BuildCache, collector_paused, digest
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
@@ -370,6 +370,26 @@ def _reopen() -> None:
         _WORK["cache"] = EvalCache(cache.directory)
 
 
+#: Evaluation caches a pool's worker opened, by folder: one connection for all its tasks.
+_OPENED: dict[str, EvalCache] = {}
+
+
+def _in_context(work: Callable[[Any], Any], context: dict[str, Any], items: list[Any]) -> list[Any]:
+    """In a pool's worker: ``work`` of each item with ``context`` in ``_WORK`` (an
+    evaluation cache comes as its folder, opened once per worker)."""
+    _WORK.clear()
+    _WORK.update(context)
+    folder = context.get("cache")
+    if isinstance(folder, str):
+        if folder not in _OPENED:
+            _OPENED[folder] = EvalCache(Path(folder))
+        _WORK["cache"] = _OPENED[folder]
+    try:
+        return [work(item) for item in items]
+    finally:
+        _WORK.clear()
+
+
 def _rows_task(task: tuple[GameRecord, list[Ply]]) -> list[dict[str, Any]] | None:
     game, plies = task
     return game_rows(game, plies, _WORK["spec"], _WORK["cache"], _WORK["mate_cp"])
@@ -382,8 +402,16 @@ def _plies_task(task: tuple[GameRecord, int | None]) -> list[Ply]:
 def in_processes(
     work: Callable[[Any], Any], items: list[Any], workers: int, context: dict[str, Any]
 ) -> list[Any]:
-    """``work(item)`` of each item, in order: in ``workers`` processes forked from this one
-    (``context`` is what ``work`` reads from ``_WORK``), or here for a few items."""
+    """``work(item)`` of each item, in order: in the build's pool (:func:`shared_pool`),
+    else in ``workers`` processes forked from this one (``context`` is what ``work`` reads
+    from ``_WORK``), or here for a few items."""
+    pool = shared_pool()
+    if pool is not None and workers > 1 and len(items) >= _FEW:
+        sent = {k: str(v.directory) if isinstance(v, EvalCache) else v for k, v in context.items()}
+        size = max(1, len(items) // (workers * 4))
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        done = results([pool.submit(_in_context, work, sent, chunk) for chunk in chunks])
+        return [value for chunk in done for value in chunk]
     _WORK.clear()
     _WORK.update(context)
     try:

@@ -357,5 +357,4 @@ FAMILY = Family(
     game_view=game_view,
     game_sections=game_sections,
     methodology="partials/bayesian_methodology.html",
-    in_worker=True,
 )

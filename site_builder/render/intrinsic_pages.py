@@ -566,5 +566,4 @@ FAMILY = Family(
     player_files=player_files,
     event_files=event_files,
     methodology="partials/intrinsic_methodology.html",
-    in_worker=True,
 )
