@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 from pathlib import Path
 from typing import Any
 
@@ -85,9 +84,7 @@ def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
 
 
 def _release() -> None:
-    """At the end of a build: what it froze goes back to the collector, and nothing of the
-    build is kept (the tables' memos would hold the site)."""
-    gc.unfreeze()
+    """At the end of a build: nothing of it is kept (the tables' memos would hold the site)."""
     forget_memos()
 
 
@@ -149,9 +146,6 @@ def build(
             stats.explanation = ["nothing changed"]
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
-        # The games, plies and move table live for the whole build: frozen out of the garbage
-        # collector's scans as they are loaded (gc.freeze), which would walk millions of them
-        # again and again, and unfrozen at the end.
         stack.callback(_release)
         # The workers of the stage's and the families' work, ended before the render.
         workers = stack.enter_context(contextlib.ExitStack())

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from numpy.typing import NDArray
 
+from site_builder.analysis.positions import position_hash
 from site_builder.metrics.moves import COLUMNS
 
 #: Columns that hold a list per row (kept as Python lists in memory, as the move table has them).
@@ -46,11 +47,6 @@ _FACTS = b"site_builder.facts"
 #: A column the store adds to each partition file: :func:`position_hash` of each row's
 #: position, so distinct positions are counted reading 8 bytes a move.
 POSITION_HASH = "position_hash"
-
-
-def position_hash(position: str) -> int:
-    """A 64-bit hash of a position key (to count distinct positions in little memory)."""
-    return int.from_bytes(hashlib.blake2b(position.encode(), digest_size=8).digest(), "big")
 
 
 def _position_hashes(positions: pa.ChunkedArray | pa.Array) -> pa.Array:
@@ -354,15 +350,19 @@ class GameStore:
 
 class PartitionWriter:
     """Move rows of many games into the store's partitions, holding at most ``budget`` rows
-    in memory: when the budget is reached, the buffered rows go to fragment files (in a work
-    folder of its own under the store), and :meth:`finish` makes each partition's file from
-    its fragments, in move-table order."""
+    in memory, in Arrow's columns (a ``batch`` of rows at most as Python dicts, about 3 KB
+    a row against 0.5 KB): when the budget is reached, the held rows go to fragment files
+    (in a work folder of its own under the store), and :meth:`finish` makes each
+    partition's file from its fragments, in move-table order."""
 
-    def __init__(self, store: MoveStore, budget: int = 250_000) -> None:
+    def __init__(self, store: MoveStore, budget: int = 250_000, batch: int = 10_000) -> None:
         self.store = store
         self.budget = budget
-        self._buffers: dict[int, list[dict[str, Any]]] = {}
-        self._held = 0
+        self.batch = batch
+        self._rows: dict[int, list[dict[str, Any]]] = {}
+        self._tables: dict[int, list[pa.Table]] = {}
+        self._loose = 0  # rows held as dicts
+        self._held = 0  # rows held in all
         self._fragments: dict[int, list[Path]] = {}
         self._work = store.directory / f".fragments-{os.getpid()}"
 
@@ -370,44 +370,54 @@ class PartitionWriter:
         """One game's rows (both movers): each to its mover's partition."""
         n = self.store.partitions
         for row in rows:
-            self._buffers.setdefault(partition_of(row["player"], n), []).append(row)
+            self._rows.setdefault(partition_of(row["player"], n), []).append(row)
+        self._loose += len(rows)
         self._held += len(rows)
+        if self._loose >= self.batch:
+            self._columnar()
         if self._held >= self.budget:
             self._spill()
 
+    def _columnar(self) -> None:
+        for part, rows in self._rows.items():
+            self._tables.setdefault(part, []).append(pa.Table.from_pylist(rows, schema=SCHEMA))
+        self._rows.clear()
+        self._loose = 0
+
     def _spill(self) -> None:
+        self._columnar()
         self._work.mkdir(parents=True, exist_ok=True)
-        for part, rows in sorted(self._buffers.items()):
+        for part, tables in sorted(self._tables.items()):
             found = self._fragments.setdefault(part, [])
             path = self._work / f"p{part:05d}-{len(found):05d}{_SUFFIX}"
-            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path, compression="zstd")
+            pq.write_table(pa.concat_tables(tables), path, compression="zstd")
             found.append(path)
-        self._buffers.clear()
+        self._tables.clear()
         self._held = 0
 
     def parts(self) -> set[int]:
         """The partitions that received rows."""
-        return set(self._buffers) | set(self._fragments)
+        return set(self._rows) | set(self._tables) | set(self._fragments)
 
     def finish(self, keys: Mapping[int, str]) -> None:
         """Each partition of ``keys`` that received rows gets its file under its key (in
         move-table order); the work folder goes."""
         try:
+            self._columnar()
             for part in sorted(self.parts() & set(keys)):
                 tables = [pq.read_table(f) for f in self._fragments.get(part, [])]
-                if self._buffers.get(part):
-                    tables.append(pa.Table.from_pylist(self._buffers[part], schema=SCHEMA))
+                tables += self._tables.pop(part, [])
                 table = pa.concat_tables(tables)
                 # Move-table order; Arrow's sort is stable, and (game, ply) is unique.
                 table = table.sort_by([("game_id", "ascending"), ("ply", "ascending")])
                 self.store.write(part, keys[part], table)
-                self._buffers.pop(part, None)
         finally:
             self.close()
 
     def close(self) -> None:
         """Drop what is held and the work folder (made and filled only by this writer)."""
-        self._buffers.clear()
+        self._rows.clear()
+        self._tables.clear()
         for paths in self._fragments.values():
             for path in paths:
                 path.unlink(missing_ok=True)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from site_builder.store import MoveStore, partition_of, position_hash, to_arrow, to_frame
+from site_builder.analysis.positions import position_hash
+from site_builder.store import MoveStore, partition_of, to_arrow, to_frame
 
 
 def test_rows_round_trip_through_arrow(small_site) -> None:  # type: ignore[no-untyped-def]
@@ -132,7 +133,7 @@ def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_pa
     for r in reversed(records):  # out of order: the writer sorts each partition
         by_game.setdefault(r["game_id"], []).append(r)
     store = MoveStore(tmp_path / "moves", 6)
-    writer = PartitionWriter(store, budget=500)
+    writer = PartitionWriter(store, budget=500, batch=120)  # columns every 120 rows
     for rows in by_game.values():
         writer.add(rows)
     work = writer._work

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import chess
+import numpy as np
+from numpy.typing import NDArray
 
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.engine import PositionTask
@@ -94,6 +97,71 @@ def analysed_plies(plies: Iterable[Ply], first_move: int) -> list[Ply]:
     return [p for p in plies if p.move_number >= first_move and p.position and not p.forced]
 
 
+def position_hash(position: str) -> int:
+    """A 64-bit hash of a position key (to count distinct positions in little memory)."""
+    return int.from_bytes(hashlib.blake2b(position.encode(), digest_size=8).digest(), "big")
+
+
+class Wanted:
+    """The (position, played move) pairs a build needs, added a batch of games at a time:
+    the tasks the evaluation cache cannot answer (positions in first-seen order, each with
+    its played moves) and the distinct positions, kept as 64-bit hashes, so the games'
+    plies need not stay in memory until the engines run."""
+
+    def __init__(self, spec: AnalysisSpec, cache: EvalCache) -> None:
+        self.spec, self.cache = spec, cache
+        #: position → (the whole position is missing, its played moves still to search)
+        self._missing: dict[str, tuple[bool, list[str]]] = {}
+        self._pairs: NDArray[np.uint64] = np.empty(0, np.uint64)
+        #: :func:`position_hash` of every distinct position, sorted
+        self.positions: NDArray[np.uint64] = np.empty(0, np.uint64)
+
+    def add(self, wanted: Iterable[tuple[str, str]]) -> None:
+        batch = list(wanted)
+        if not batch:
+            return
+        n = len(batch)
+        pairs = np.fromiter((position_hash(f"{p} {m}") for p, m in batch), np.uint64, n)
+        fresh = ~np.isin(pairs, self._pairs)  # pairs of earlier batches are settled
+        self._pairs = np.union1d(self._pairs, pairs)
+        hashes = np.fromiter((position_hash(p) for p, _ in batch), np.uint64, n)
+        self.positions = np.union1d(self.positions, hashes)
+        moves_by_position: dict[str, list[str]] = {}
+        for (position, uci), new in zip(batch, fresh.tolist(), strict=True):
+            if new:
+                moves = moves_by_position.setdefault(position, [])
+                if uci not in moves:
+                    moves.append(uci)
+        for position, moves in moves_by_position.items():
+            task = self._missing.get(position)
+            if task is not None and task[0]:  # searched whole: every played move with it
+                task[1].extend(moves)
+                continue
+            value = self.cache.lookup(self.spec, position)
+            if value is None:
+                self._missing[position] = (True, moves)
+                continue
+            in_lines = {line[0] for line in value["lines"]}
+            extra = [
+                m
+                for m in moves
+                if m not in in_lines and self.cache.lookup(self.spec, position, m) is None
+            ]
+            if extra and task is None:
+                self._missing[position] = (False, extra)
+            elif extra and task is not None:
+                task[1].extend(extra)
+
+    def tasks(self) -> list[PositionTask]:
+        """What the engines must search, positions in first-seen order."""
+        return [PositionTask(p, full, tuple(moves)) for p, (full, moves) in self._missing.items()]
+
+    @property
+    def hits(self) -> int:
+        """Distinct positions the cache answers in full."""
+        return len(self.positions) - len(self._missing)
+
+
 def missing_tasks(
     wanted: Sequence[tuple[str, str]], spec: AnalysisSpec, cache: EvalCache
 ) -> tuple[list[PositionTask], int]:
@@ -101,27 +169,9 @@ def missing_tasks(
 
     Returns (tasks in first-seen order, number of unique positions already answered).
     """
-    moves_by_position: dict[str, list[str]] = {}
-    for position, uci in wanted:
-        moves = moves_by_position.setdefault(position, [])
-        if uci not in moves:
-            moves.append(uci)
-    tasks: list[PositionTask] = []
-    hits = 0
-    for position, moves in moves_by_position.items():
-        value = cache.lookup(spec, position)
-        if value is None:
-            tasks.append(PositionTask(position, True, tuple(moves)))
-            continue
-        in_lines = {line[0] for line in value["lines"]}
-        extra = tuple(
-            m for m in moves if m not in in_lines and cache.lookup(spec, position, m) is None
-        )
-        if extra:
-            tasks.append(PositionTask(position, False, extra))
-        else:
-            hits += 1
-    return tasks, hits
+    needed = Wanted(spec, cache)
+    needed.add(wanted)
+    return needed.tasks(), needed.hits
 
 
 def chunked(tasks: Sequence[PositionTask], size: int) -> list[list[PositionTask]]:

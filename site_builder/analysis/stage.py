@@ -28,7 +28,7 @@ from site_builder.analysis import exchange
 from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
-from site_builder.analysis.positions import Ply, analysed_plies, chunked, game_plies, missing_tasks
+from site_builder.analysis.positions import Ply, Wanted, analysed_plies, chunked, game_plies
 from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
@@ -49,7 +49,6 @@ from site_builder.store import (
     MoveStore,
     PartitionWriter,
     partition_of,
-    position_hash,
     store_digest,
     to_arrow,
 )
@@ -58,6 +57,8 @@ if TYPE_CHECKING:
     from site_builder.analysis.dask_backend import DaskPool
 
 Echo = Callable[[str], None]
+#: The analysed plies of some games, by game id.
+PliesOf = Callable[[list[str]], dict[str, list[Ply]]]
 
 
 def default_cache_dir(content_dir: Path) -> Path:
@@ -226,18 +227,8 @@ def make_dask_pool(
     return Pool(scheduler, engine_path, spec, a.deadline_s, a.max_tries)
 
 
-def count_cached(
-    plies_by_game: dict[str, list[Ply]], spec: AnalysisSpec, cache: EvalCache, stats: BuildStats
-) -> None:
-    """Positions needed and found, when nothing may be analysed (imported evaluations)."""
-    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
-    _tasks, hits = missing_tasks(wanted, spec, cache)
-    stats.positions = len({pos for pos, _ in wanted})
-    stats.cache_hits = hits
-
-
 def run_analysis(
-    plies_by_game: dict[str, list[Ply]],
+    needed: Wanted,
     spec: AnalysisSpec,
     settings: Settings,
     cache: EvalCache,
@@ -246,11 +237,10 @@ def run_analysis(
     progress: bool,
     scheduler: str | None = None,
 ) -> None:
-    """Analyse every position of these games missing from the evaluation cache."""
-    wanted = [(p.position, p.played) for plies in plies_by_game.values() for p in plies]
-    tasks, hits = missing_tasks(wanted, spec, cache)
-    stats.positions = len({position for position, _ in wanted})
-    stats.cache_hits = hits
+    """Analyse every position ``needed`` that the evaluation cache lacks."""
+    tasks = needed.tasks()
+    stats.positions = len(needed.positions)
+    stats.cache_hits = needed.hits
     stats.reused = 0
     if not tasks:
         return
@@ -283,7 +273,7 @@ def run_analysis(
 
 def gather_moves(
     games: list[GameRecord],
-    plies_of: Callable[[str], list[Ply]],
+    plies_of: PliesOf,
     spec: AnalysisSpec,
     cache: EvalCache,
     mate_cp: int,
@@ -295,8 +285,9 @@ def gather_moves(
 ) -> set[str]:
     """The fully analysed games among ``games``, each one's move rows handed to ``keep``
     (and kept in the build cache under ``row_keys``); the others get a reason in
-    ``not_analysed``. ``plies_of(game_id)``: the game's analysed plies, asked for only when
-    its rows are not kept. Rows not kept are made in ``workers`` processes."""
+    ``not_analysed``. ``plies_of(game_ids)``: the games' analysed plies, asked for only
+    when their rows are not kept, a round of games at a time. Rows not kept are made in
+    ``workers`` processes."""
     done: set[str] = set()
     todo: list[GameRecord] = []
     for game in games:
@@ -306,11 +297,12 @@ def gather_moves(
             done.add(game.game_id)
         else:
             todo.append(game)
-    for start in range(0, len(todo), _GAMES_PER_ROUND):
-        chunk = todo[start : start + _GAMES_PER_ROUND]
+    for start in range(0, len(todo), _ROWS_ROUND):
+        chunk = todo[start : start + _ROWS_ROUND]
+        plies = plies_of([g.game_id for g in chunk])
         made = in_processes(
             _rows_task,
-            [(g, plies_of(g.game_id)) for g in chunk],
+            [(g, plies[g.game_id]) for g in chunk],
             workers,
             {"cache": cache, "spec": spec, "mate_cp": mate_cp},
         )
@@ -325,6 +317,7 @@ def gather_moves(
                 done.add(game.game_id)
                 if build_cache is not None:
                     build_cache.set(row_keys[game.game_id], game_rows)
+        del plies, made  # one round's plies and rows at a time
     return done
 
 
@@ -353,8 +346,12 @@ def game_rows(
     return rows
 
 
-#: Games a round of workers takes: what the build holds of their plies and rows at once.
+#: Games a round of plies takes (made in workers, kept in the build cache): what the build
+#: holds of their plies at once.
 _GAMES_PER_ROUND = 2000
+#: Games whose move rows a round makes: the rows come back as Python objects, about 6 KB a
+#: row in the build (30 rows a game).
+_ROWS_ROUND = 500
 #: Below this many items the work stays in the build's process.
 _FEW = 64
 
@@ -504,9 +501,8 @@ def prepare(
     """Ingest and analyse; the site's inputs (None when ``analyse_only``). ``previous_slugs``
     (the output's last build: player name → slug) keeps existing players' addresses.
 
-    The plies and move rows, loaded in bulk, are frozen out of the garbage collector's scans
-    (``gc.freeze``) until ``gc.unfreeze()``, which the build (:mod:`site_builder.build`) calls
-    at its end.
+    The games' plies and move rows are read a round of games at a time: the build holds
+    one round's, whatever the corpus.
     """
     clock = Clock(stats)
     cache_dir = cache_dir or default_cache_dir(content_dir)
@@ -589,7 +585,8 @@ def _prepare(
     store = MoveStore(build_cache.directory / "moves", settings.build.partitions)
     row_keys: dict[str, str] = {}
     analysed: set[str] = set()
-    to_analyse: dict[str, list[Ply]] = {}
+    pending: list[str] = []  # games whose plies this build reads: their rows are not kept
+    failed_problems: list[Problem] = []
     if chosen:
         if a.source == "pgn-eval":
             engine_path, spec = "", exchange.PGN_EVAL_SPEC
@@ -607,17 +604,21 @@ def _prepare(
                 g.game_id: rows_key(fingerprints[g.game_id], spec, mate_cp, a.first_move, cache)
                 for g in chosen
             }
-            if a.source == "pgn-eval":
-                to_analyse = plies_of(g.game_id for g in chosen)
-                count_cached(to_analyse, spec, cache, stats)
-                complete: set[str] = set()
-            else:
-                # Games whose rows the build cache keeps need neither plies nor analysis.
+            # Games whose rows the build cache keeps need neither plies nor analysis
+            # (imported evaluations: every game's positions are counted).
+            complete: set[str] = set()
+            if a.source != "pgn-eval":
                 complete = {gid for gid, key in row_keys.items() if key in build_cache}
-                to_analyse = plies_of(g.game_id for g in chosen if g.game_id not in complete)
-                run_analysis(
-                    to_analyse, spec, settings, cache, engine_path, stats, progress, scheduler
-                )
+            pending = [g.game_id for g in chosen if g.game_id not in complete]
+            needed = Wanted(spec, cache)
+            for start in range(0, len(pending), _GAMES_PER_ROUND):  # a round's plies at once
+                batch = plies_of(pending[start : start + _GAMES_PER_ROUND])
+                needed.add((p.position, p.played) for ps in batch.values() for p in ps)
+                del batch
+            if a.source == "pgn-eval":
+                stats.positions, stats.cache_hits = len(needed.positions), needed.hits
+            else:
+                run_analysis(needed, spec, settings, cache, engine_path, stats, progress, scheduler)
             clock.lap("analysis")
             if analyse_only:
                 _echo_analysis(echo, spec, stats)
@@ -627,7 +628,7 @@ def _prepare(
                     store,
                     chosen,
                     complete,
-                    lambda gid: to_analyse.get(gid) or plies_of([gid])[gid],
+                    plies_of,
                     spec,
                     cache,
                     mate_cp,
@@ -637,21 +638,18 @@ def _prepare(
                 )
             if complete:  # their positions, from the store
                 # The store holds the complete games' positions and the new games' (all in
-                # ``new``): what the complete games bring beyond ``new`` was reused.
+                # ``needed``): what the complete games bring beyond them was reused.
                 stored = store.position_hashes()
-                new = np.unique(
-                    np.fromiter(
-                        (position_hash(p.position) for ps in to_analyse.values() for p in ps),
-                        np.uint64,
-                    )
-                )
-                stats.positions = len(np.union1d(stored, new))
-                stats.reused = len(np.setdiff1d(stored, new, assume_unique=True))
+                stats.positions = len(np.union1d(stored, needed.positions))
+                stats.reused = len(np.setdiff1d(stored, needed.positions, assume_unique=True))
             _echo_analysis(echo, spec, stats)
+        if stats.failed:
+            failed_problems = failed_positions_report(
+                stats.failed, [by_id[gid] for gid in pending], plies_of
+            )
     elif analyse_only:
         echo("No games to analyse.")
         return None
-    failed_problems = failed_positions_report(stats.failed, chosen, to_analyse)
     site = make_site(
         settings,
         games,
@@ -682,28 +680,30 @@ def _echo_analysis(echo: Echo, spec: AnalysisSpec, stats: BuildStats) -> None:
 
 
 def failed_positions_report(
-    failed: list[tuple[str, str]],
-    games: list[GameRecord],
-    plies: dict[str, list[Ply]],
+    failed: list[tuple[str, str]], games: list[GameRecord], plies_of: PliesOf
 ) -> list[Problem]:
-    """One report line per game that contains a position the engine could not analyse."""
+    """One report line per game that contains a position the engine could not analyse
+    (``games``: those analysed in this build, whose plies ``plies_of`` gives)."""
     reasons = dict(failed)
     out = []
-    for game in games:
-        for p in plies.get(game.game_id, ()):  # complete games have no failed position
-            if p.position in reasons:
-                move = f"{p.move_number}{'.' if p.white else '...'} {p.san}"
-                out.append(
-                    Problem(
-                        game.source,
-                        game.line,
-                        "warning",
-                        game.label(),
-                        f"engine failed on the position before {move} ({p.position}): "
-                        f"{reasons[p.position]}; the game is not analysed",
+    for start in range(0, len(games), _GAMES_PER_ROUND):
+        chunk = games[start : start + _GAMES_PER_ROUND]
+        plies = plies_of([g.game_id for g in chunk])
+        for game in chunk:
+            for p in plies[game.game_id]:
+                if p.position in reasons:
+                    move = f"{p.move_number}{'.' if p.white else '...'} {p.san}"
+                    out.append(
+                        Problem(
+                            game.source,
+                            game.line,
+                            "warning",
+                            game.label(),
+                            f"engine failed on the position before {move} ({p.position}): "
+                            f"{reasons[p.position]}; the game is not analysed",
+                        )
                     )
-                )
-                break
+                    break
     return out
 
 
@@ -772,7 +772,7 @@ def write_moves(
     store: MoveStore,
     games: list[GameRecord],
     complete: set[str],
-    plies_of: Callable[[str], list[Ply]],
+    plies_of: PliesOf,
     spec: AnalysisSpec,
     cache: EvalCache,
     mate_cp: int,
