@@ -8,6 +8,7 @@ import shutil
 import signal
 import sqlite3
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.Error as exc:  # a cache's database (diskcache is SQLite)
         print(f"site-builder: error: {_sqlite_error_message(exc, args)}", file=sys.stderr)
         return EXIT_IO
+    except BrokenProcessPool:  # a worker killed (out of memory, by a user): no traceback
+        print(
+            "site-builder: error: a worker process of the build ended abruptly (killed, or out"
+            " of memory?). Finished work is cached; run the command again to resume.",
+            file=sys.stderr,
+        )
+        return EXIT_WORKER
     except KeyboardInterrupt:
         print(
             "\nInterrupted. Finished analysis is cached; run the command again to resume.",
@@ -270,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
 #: Exit code of a file or folder that cannot be read or written (disk full, read-only, no
 #: permission); 2 is bad content or settings, 130 an interruption.
 EXIT_IO = 74  # sysexits.h EX_IOERR
+#: Exit code of a build whose worker process died (sysexits.h EX_OSERR).
+EXIT_WORKER = 71
 
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 

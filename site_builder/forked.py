@@ -168,6 +168,7 @@ def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:
     # shutdown() forgets the pool's processes, so take them first. concurrent.futures has
     # no public way to end a running task before Python 3.14's terminate_workers().
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    tasks = getattr(pool, "_call_queue", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in workers:
         if process.is_alive():
@@ -178,3 +179,17 @@ def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:
         if process.is_alive():
             process.kill()
             process.join(grace)
+    _close_task_pipe(tasks)
+
+
+def _close_task_pipe(tasks: object) -> None:
+    """Close this process's end of the pipe that carries tasks to the (now ended) workers.
+
+    Before Python 3.12 (CPython gh-94777), a task too large for the pipe's buffer, queued
+    when the workers died, blocks the pool's feeder thread forever, since this process still
+    holds the pipe's read end; Python's exit hook then waits for that thread and the command
+    never returns. With the read end closed, the write fails and the thread ends (3.12 does
+    the same in the pool's own clean-up)."""
+    reader = getattr(tasks, "_reader", None)
+    if reader is not None:
+        reader.close()

@@ -174,3 +174,76 @@ def test_ctrl_c_during_a_builds_metrics_exits_promptly(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Interrupted" in err and "Traceback" not in err
     assert _gone(worker.pid)
+
+
+_KILLED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from site_builder.forked import fork_pool, results, worker_pool
+
+    def die(payload):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if __name__ == "__main__":
+        pool = worker_pool if sys.argv[1] == "server" else fork_pool
+        with pool(2) as workers:
+            # 2 MB tasks: more than the pipe to the workers holds once they are dead.
+            results([workers.submit(die, b"x" * 2_000_000) for _ in range(20)])
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["server", "fork"])
+def test_a_killed_worker_with_large_tasks_queued_lets_the_process_exit(
+    kind: str, tmp_path: Path
+) -> None:
+    """What was seen: a build whose workers died while the pool's pipe was full of queued
+    tasks printed its error and never exited (Python's exit hook waited for the pool's
+    feeder thread, blocked writing to a pipe no worker reads)."""
+    script = tmp_path / "killed.py"  # a file, so the server's workers can import its main
+    script.write_text(_KILLED)
+    done = subprocess.run(
+        [sys.executable, str(script), kind],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert done.returncode == 1
+    assert "BrokenProcessPool" in done.stderr
+
+
+def test_a_build_whose_worker_is_killed_says_so_and_exits(tmp_path: Path) -> None:
+    """End to end: each analysis-stage task kills its worker (tests/dying_worker.py, imported
+    by the pool's server). The build gives a message, no traceback, exit 71, and returns.
+    (This site's chunks of games are too small to fill the pipe; the test above shows the
+    hang that a large site's chunks gave.)"""
+    from tests.conftest import DATA
+
+    script = textwrap.dedent(
+        f"""
+        import sys
+        import site_builder.forked as forked
+        forked.processes = lambda: 2  # the pool, even on one core
+        forked._PRELOAD.append("tests.dying_worker")
+        from site_builder.cli import main
+        if __name__ == "__main__":
+            sys.exit(main(["build", "--no-progress", "--content", {str(DATA / "small-site")!r},
+                           "--output", {str(tmp_path / "out")!r},
+                           "--cache", {str(tmp_path / "cache")!r}]))
+        """
+    )
+    (tmp_path / "build.py").write_text(script)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "build.py")],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert done.returncode == 71, done.stderr
+    assert "a worker process of the build ended abruptly" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
