@@ -362,3 +362,68 @@ def test_a_long_edition_is_paged_and_its_pages_hold_every_row(built: Built) -> N
         assert 'class="pager"' in html
         shown += re.findall(r"<tr><td>(\d+)</td>", html)
     assert [int(r) for r in shown] == [r["rank"] for r in rows]
+
+
+# --- what an edition reads (real games, tags thinned) ----------------------------------------
+
+
+def _played(seed: int) -> list[Any]:
+    """Games of six players over 2015–2022, some tags missing, some events lasting years."""
+    import random
+
+    from tests.test_performance import game
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(150):
+        y, m, d = rng.randint(2015, 2022), rng.randint(1, 12), rng.randint(1, 28)
+        white, black = rng.sample([f"P{k}" for k in range(6)], 2)
+        tag = [rng.choice([None, None, 2500 + 10 * k]) for k in range(2)]
+        event = rng.choice(["Club", "League", f"Open {y}", f"Cup {y}.{m}"])
+        cls = rng.choice(["classical", "classical", "rapid", "blitz"])
+        result = rng.choice(["1-0", "0-1", "1/2-1/2"])
+        out.append(
+            game(
+                f"g{i}", white, black, f"{y}.{m:02d}.{d:02d}", (tag[0], tag[1]), event, cls, result
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("fill_months", [0, 3, 24])
+def test_an_edition_reads_every_row_and_fill_its_lists_need(small_site, fill_months: int) -> None:  # type: ignore[no-untyped-def]
+    """An edition makes rows only of the games in its lists' windows, and fills their missing
+    Elo tags from the games of their events and of the months around: the rows its scopes
+    select and the filled tags are those of all its games."""
+    from site_builder.families import results as results_family
+    from site_builder.families.editions import _fill_sources
+    from site_builder.metrics.elo_fill import fill_elos
+    from site_builder.sitedata import event_key
+
+    games = _played(fill_months)
+    restricted = 0
+    for year in range(2016, 2024):
+        for month in range(1, 13):
+            as_of = day_before(PgnDate(year, month, 1))
+            end = as_of.months
+            upto = [g for g in games if g.date.months <= end]
+            scopes = results_family.edition_scopes(small_site, end)
+            listed = results_family.listed_games(upto, scopes)
+            needed = {
+                g.game_id
+                for g in upto
+                for s in scopes.values()
+                if g.time_class == s.time_class
+                and (s.after is None or g.date.months > s.after)
+                and (s.until is None or g.date.months <= s.until)
+            }
+            assert needed == {g.game_id for g in listed}
+            restricted += len(listed) < len(upto)
+            mine = {(g.game_id, p) for g in listed for p in (g.white, g.black)}
+            everything = fill_elos(upto, fill_months, event_key)
+            sources = _fill_sources(upto, listed, fill_months)
+            some = fill_elos(sources, fill_months, event_key)
+            assert {k: v for k, v in some.items() if k in mine} == {
+                k: v for k, v in everything.items() if k in mine
+            }
+    assert restricted  # the windows do leave games out

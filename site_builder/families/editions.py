@@ -25,6 +25,7 @@ edition's date changes none of that, so the edition is reused, not recomputed.
 from __future__ import annotations
 
 import calendar
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -192,13 +193,17 @@ def _compute_editions(
     ipr_rows = _rated_again(site, cuts, active, "intrinsic")
     skill_rows = _rated_again(site, cuts, active, "bayesian")
     quality_games = getattr(res.get("quality"), "games", None)
+    fill_months = site.settings.results.elo_fill_months
+    # Each edition's runs resume from the last one's, the first from the build's own.
+    runs = results_family.resumable_runs(site)
     out = {}
     for d, a in cuts:
         months = a.months
         assert months is not None
         games = _games_to(by_months, a)
-        elos = fill_elos(games, site.settings.results.elo_fill_months, event_key)
-        lists = results_family.lists_as_of(site, games, months, elos)
+        listed = results_family.listed_games(games, results_family.edition_scopes(site, months))
+        elos = fill_elos(_fill_sources(games, listed, fill_months), fill_months, event_key)
+        lists, runs = results_family.lists_as_of(site, games, months, elos, runs)
         rows = listed_rows(
             _quality_list(site, quality_games, months),
             lists,
@@ -212,6 +217,30 @@ def _compute_editions(
             tuple((s.key, tuple(rows.get(s.key, []))) for s in LISTS),
         )
     return out
+
+
+def _fill_sources(
+    games: list[GameRecord], listed: list[GameRecord], months: int
+) -> list[GameRecord]:
+    """The games a missing Elo tag of a ``listed`` game can be filled from (see
+    :func:`fill_elos`, which fills from the same time class): those of its event, and those
+    within ``months`` months of it (one more for the day within the month)."""
+    first: dict[str, float] = {}
+    for g in listed:
+        if g.date.months is None:
+            return games
+        first[g.time_class] = min(first.get(g.time_class, math.inf), g.date.months - months - 1)
+    events = {(event_key(g), g.time_class) for g in listed}
+    return [
+        g
+        for g in games
+        if g.time_class in first
+        and (
+            g.date.months is None
+            or g.date.months >= first[g.time_class]
+            or (event_key(g), g.time_class) in events
+        )
+    ]
 
 
 def _quality_list(site: SiteData, games: pd.DataFrame | None, months: float) -> pd.DataFrame:

@@ -9,6 +9,7 @@ ECO from the tag or the moves), the opening statistics, and every list's scope a
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -133,23 +134,30 @@ def _game_rows(
     games: list[GameRecord],
     updates: pd.DataFrame,
     elos: dict[tuple[str, str], PlayerElo],
+    rows_of: list[GameRecord] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, tuple[str, str]], pd.DataFrame]:
-    """Each (finished game, player)'s row, each game's ECO and its source, and the opening
-    statistics of ``games``."""
+    """Each (finished game, player)'s row of the games ``rows_of`` (default: all), each
+    game's ECO and its source, and the opening statistics of ``games``."""
     cfg = site.settings.results
     eco_source = _ecos(games)
     ecos = {gid: e for gid, (e, _) in eco_source.items()}
     eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
     draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
+    if rows_of is None:
+        rows_of = games
+    else:
+        updates = updates[updates["game_id"].isin({g.game_id for g in rows_of})]
     # Each game's material figures, reused while the game and [results] are unchanged.
     material = site.cache.per_game(
         "results-material",
         site.settings.digest("results"),
-        games,
+        rows_of,
         lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
     )
-    facts = {g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in games}
-    rows = results.player_games(games, facts, updates, draw_pct, cfg, elos)
+    facts = {
+        g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in rows_of
+    }
+    rows = results.player_games(rows_of, facts, updates, draw_pct, cfg, elos)
     return rows, eco_source, eco_stats
 
 
@@ -157,35 +165,84 @@ def _game_rows(
 EDITION_SCOPES = ("current", "fighter", "rapid", "blitz")
 
 
+def edition_scopes(site: SiteData, as_of: float) -> dict[str, results.Scope]:
+    """The scopes of the lists an edition at ``as_of`` (months) publishes."""
+    cfg = site.settings.results
+    scopes = results.standard_scopes(cfg, as_of, [])
+    scopes.update(results.fast_scopes(cfg, "rapid", as_of, []))
+    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
+    return {key: scopes[key] for key in EDITION_SCOPES if key in scopes}
+
+
+def listed_games(games: list[GameRecord], scopes: dict[str, results.Scope]) -> list[GameRecord]:
+    """The games whose rows the ``scopes`` read (those of their class in a scope's window):
+    an edition needs no row of an older game."""
+    after: dict[str, float | None] = {}
+    for scope in scopes.values():
+        was = after.get(scope.time_class, math.inf)
+        after[scope.time_class] = (
+            None if scope.after is None or was is None else min(was, scope.after)
+        )
+    out = []
+    for g in games:
+        if g.time_class not in after:
+            continue
+        bound, months = after[g.time_class], g.date.months
+        if bound is None or (months is not None and months > bound):
+            out.append(g)
+    return out
+
+
+def resumable_runs(site: SiteData) -> dict[str, elo.EloRun]:
+    """The build's sequential runs as kept for the next build (:func:`compute`), from which
+    an edition's runs over an earlier game list resume: empty without a build cache."""
+    store = site.cache.store
+    if store is None:
+        return {}
+    out = {}
+    for cls in TIME_CLASSES:
+        found = store.get(entry(Kind.ELO_RUN, cls, _rules_key(site)))
+        if found is not None:
+            out[cls] = found[0]
+    return out
+
+
 def lists_as_of(
     site: SiteData,
     games: list[GameRecord],
     as_of: float,
     elos: dict[tuple[str, str], PlayerElo],
-) -> dict[str, pd.DataFrame]:
+    previous: dict[str, elo.EloRun] | None = None,
+) -> tuple[dict[str, pd.DataFrame], dict[str, elo.EloRun]]:
     """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
-    filled from them alone) exactly as :func:`compute` makes a site's: an edition's."""
+    filled from them alone, at least for the :func:`listed_games`) exactly as
+    :func:`compute` makes a site's: an edition's. The sequential runs resume from
+    ``previous`` (runs over another game list: the result equals a run from scratch), and
+    are returned for the next edition to resume from."""
     cfg = site.settings.results
-    runs = {cls: _elo_run(cfg, games, cls).updates for cls in TIME_CLASSES}
-    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos)
+    kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
+    runs = {cls: run.updates for cls, run in kept.items()}
+    scopes = edition_scopes(site, as_of)
+    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed_games(games, scopes))
     by_class = results.class_rows(results.row_records(rows))
-    scopes = results.standard_scopes(cfg, as_of, [])
-    scopes.update(results.fast_scopes(cfg, "rapid", as_of, []))
-    scopes.update(results.fast_scopes(cfg, "blitz", as_of, []))
     out = {}
-    for key in EDITION_SCOPES:
-        if key in scopes:
-            run = runs["classical"] if key in ("current", "fighter") else runs[key]
-            ratings = elo.rating_at(run, as_of)
-            out[key] = results.evaluate_scope(
-                results.scope_rows(by_class, scopes[key]),
-                scopes[key],
-                ratings,
-                {},
-                cfg.performance_min_games,
-            )
-    return out
+    for key, scope in scopes.items():
+        run = runs["classical"] if key in ("current", "fighter") else runs[key]
+        out[key] = results.evaluate_scope(
+            results.scope_rows(by_class, scope),
+            scope,
+            elo.rating_at(run, as_of),
+            {},
+            cfg.performance_min_games,
+        )
+    return out, kept
+
+
+def _rules_key(site: SiteData) -> str:
+    """What a kept sequential run depends on: the ``[results]`` settings and the code."""
+    cfg = site.settings.results
+    return hashlib.sha256(f"{cfg!r}|{site.cache.code}".encode()).hexdigest()[:16]
 
 
 def compute(site: SiteData) -> ResultsData:
@@ -194,7 +251,7 @@ def compute(site: SiteData) -> ResultsData:
     games = site.games
     as_of = site.as_of_months
     # Sequential runs resume from the last build's, from the earliest changed game on.
-    rules_key = hashlib.sha256(f"{cfg!r}|{site.cache.code}".encode()).hexdigest()[:16]
+    rules_key = _rules_key(site)
     runs: dict[str, pd.DataFrame] = {}
     resumed: dict[str, tuple[int, int]] = {}
     for cls in TIME_CLASSES:
