@@ -247,6 +247,10 @@ def main() -> dict[str, float]:
             flush=True,
         )
         print("    cold phases: " + ", ".join(f"{k} {v:.1f}" for k, v in cold.phases.items()))
+        print(
+            "    + tournament phases: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in added.phases.items())
+        )
         shutil.rmtree(work, ignore_errors=True)
     games = [float(r[1]) for r in rows]
     _, t_slope, t_million = _fit(games, [r[2].wall for r in rows], 1e6)

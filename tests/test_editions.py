@@ -163,6 +163,9 @@ class Built:
     results: list[Any] = field(default_factory=list)
     files: list[dict[str, bytes]] = field(default_factory=list)
     lists: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
+    #: each build's games, and the games its material memo (results family) holds after it
+    games: list[int] = field(default_factory=list)
+    material_memo: list[int] = field(default_factory=list)
 
 
 def _files(out: Path) -> dict[str, bytes]:
@@ -201,9 +204,13 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     cache = root / "cache"
 
     def run() -> None:
-        build(content, b.out, load_settings(content), cache_dir=cache, progress=False, echo=print)
+        stats = build(
+            content, b.out, load_settings(content), cache_dir=cache, progress=False, echo=print
+        )
         with BuildCache(build_cache_dir(cache)) as bc:
             memo = bc.get(entry(Kind.FAMILY, "editions"))
+            b.material_memo.append(len(bc.get(entry(Kind.GAMES, "results-material"))))
+        b.games.append(stats.games)
         b.results.append(pickle.loads(pickle.dumps(memo["result"])))
         b.files.append(_files(b.out))
         b.lists.append(_current_lists(b.out))
@@ -226,6 +233,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
 def _edition_download(files: dict[str, bytes], key: str, date: str) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = json.loads(files[f"data/editions/{key}-{date}.json"])
     return rows
+
+
+@pytest.mark.engine
+@requires_engine
+def test_the_editions_leave_the_results_memo_whole(built: Built) -> None:
+    """What was seen: each edition wrote the results family's per-game memo over with its
+    own games, so the next build computed most games' material again."""
+    assert built.material_memo == built.games
 
 
 @pytest.mark.engine

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TypedDict
@@ -129,15 +129,30 @@ def _all_updates(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return runs["classical"].assign(time_class="")
 
 
+def game_materials(site: SiteData, games: list[GameRecord]) -> dict[str, results.GameMaterial]:
+    """Each game's material figures, reused from the last build while the game and
+    ``[results]`` are unchanged. The memo is one entry over the games asked for: ask for the
+    site's games (a subset would replace the entry)."""
+    cfg = site.settings.results
+    return site.cache.per_game(
+        "results-material",
+        site.settings.digest("results"),
+        games,
+        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
+    )
+
+
 def _game_rows(
     site: SiteData,
     games: list[GameRecord],
     updates: pd.DataFrame,
     elos: dict[tuple[str, str], PlayerElo],
     rows_of: list[GameRecord] | None = None,
+    material: Mapping[str, results.GameMaterial] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, tuple[str, str]], pd.DataFrame]:
     """Each (finished game, player)'s row of the games ``rows_of`` (default: all), each
-    game's ECO and its source, and the opening statistics of ``games``."""
+    game's ECO and its source, and the opening statistics of ``games`` (``material``: the
+    games' :func:`game_materials`, if known)."""
     cfg = site.settings.results
     eco_source = _ecos(games)
     ecos = {gid: e for gid, (e, _) in eco_source.items()}
@@ -147,13 +162,8 @@ def _game_rows(
         rows_of = games
     else:
         updates = updates[updates["game_id"].isin({g.game_id for g in rows_of})]
-    # Each game's material figures, reused while the game and [results] are unchanged.
-    material = site.cache.per_game(
-        "results-material",
-        site.settings.digest("results"),
-        rows_of,
-        lambda g: results.game_material(style.material_trace(g.moves), g.full_moves, cfg),
-    )
+    if material is None:
+        material = game_materials(site, rows_of)
     facts = {
         g.game_id: results.GameFacts(material[g.game_id], ecos.get(g.game_id)) for g in rows_of
     }
@@ -213,18 +223,21 @@ def lists_as_of(
     as_of: float,
     elos: dict[tuple[str, str], PlayerElo],
     previous: dict[str, elo.EloRun] | None = None,
+    material: Mapping[str, results.GameMaterial] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, elo.EloRun]]:
     """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
     filled from them alone, at least for the :func:`listed_games`) exactly as
     :func:`compute` makes a site's: an edition's. The sequential runs resume from
     ``previous`` (runs over another game list: the result equals a run from scratch), and
-    are returned for the next edition to resume from."""
+    are returned for the next edition to resume from. ``material``: the site's
+    :func:`game_materials`."""
     cfg = site.settings.results
     kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
     runs = {cls: run.updates for cls, run in kept.items()}
     scopes = edition_scopes(site, as_of)
-    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed_games(games, scopes))
+    listed = listed_games(games, scopes)
+    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
     by_class = results.class_rows(results.row_records(rows))
     out = {}
     for key, scope in scopes.items():
