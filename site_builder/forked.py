@@ -16,7 +16,9 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from multiprocessing import forkserver
@@ -33,6 +35,8 @@ _GRACE_S = 5.0
 #: The build's worker pool while :func:`worker_pool` is open.
 _POOL: ProcessPoolExecutor | None = None
 _POOL_PID = 0
+#: Each open pool's task pipe, by its inode (see :func:`_drain_task_pipe`).
+_TASK_PIPES: weakref.WeakKeyDictionary[ProcessPoolExecutor, int] = weakref.WeakKeyDictionary()
 #: What the pool's server imports once, so that each worker starts with it.
 _PRELOAD = [
     "site_builder.analysis.stage",
@@ -76,6 +80,7 @@ def fork_pool(
         initializer=_start,
         initargs=(os.getpid(), initializer),
     )
+    _task_pipe(pool)
     try:
         yield pool
     except BaseException:
@@ -105,6 +110,7 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start, initargs=(None, _one_blas_thread)
     )
+    _task_pipe(pool)
     _POOL, _POOL_PID = pool, os.getpid()
     try:
         yield pool
@@ -179,17 +185,45 @@ def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:
         if process.is_alive():
             process.kill()
             process.join(grace)
-    _close_task_pipe(tasks)
+    if not any(process.is_alive() for process in workers):
+        _drain_task_pipe(pool, tasks)
 
 
-def _close_task_pipe(tasks: object) -> None:
-    """Close this process's end of the pipe that carries tasks to the (now ended) workers.
+def _task_pipe(pool: ProcessPoolExecutor) -> None:
+    """Note which pipe carries ``pool``'s tasks (see :func:`_drain_task_pipe`)."""
+    reader = getattr(getattr(pool, "_call_queue", None), "_reader", None)
+    if reader is not None:
+        _TASK_PIPES[pool] = os.fstat(reader.fileno()).st_ino
+
+
+def _drain_task_pipe(pool: ProcessPoolExecutor, tasks: object) -> None:
+    """Read and drop what is left in the pipe that carried tasks to the (now ended) workers.
 
     Before Python 3.12 (CPython gh-94777), a task too large for the pipe's buffer, queued
-    when the workers died, blocks the pool's feeder thread forever, since this process still
-    holds the pipe's read end; Python's exit hook then waits for that thread and the command
-    never returns. With the read end closed, the write fails and the thread ends (3.12 does
-    the same in the pool's own clean-up)."""
+    when the workers died, blocks the pool's feeder thread forever; Python's exit hook waits
+    for that thread, and the command never returns. A thread of ours reads the pipe until
+    the feeder has written everything and closed it. It reads from its own duplicate of the
+    read end, checked to be that pipe: the feeder closes the original when it ends, at any
+    moment, and its number may then name another file."""
     reader = getattr(tasks, "_reader", None)
-    if reader is not None:
-        reader.close()
+    inode = _TASK_PIPES.pop(pool, None)
+    if reader is None or inode is None:
+        return
+    try:
+        fd = os.dup(reader.fileno())
+    except (OSError, ValueError):  # closed already: the feeder has ended
+        return
+    if os.fstat(fd).st_ino != inode:
+        os.close(fd)
+        return
+    threading.Thread(target=_drain, args=(fd,), name="task-pipe-drain", daemon=True).start()
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 1 << 16):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
