@@ -185,8 +185,10 @@ def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:
         if process.is_alive():
             process.kill()
             process.join(grace)
-    if not any(process.is_alive() for process in workers):
-        _drain_task_pipe(pool, tasks)
+    # Every worker has ended or been killed: none reads the pipe. (Not asked of is_alive(),
+    # which can call a reaped child alive while the pool's own thread polls it too: CPython
+    # gh-130895, seen here with Python 3.11.2.)
+    _drain_task_pipe(pool, tasks)
 
 
 def _task_pipe(pool: ProcessPoolExecutor) -> None:
