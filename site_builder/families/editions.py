@@ -204,7 +204,7 @@ def _compute_editions(
         games = _games_to(by_months, a)
         listed = results_family.listed_games(games, results_family.edition_scopes(site, months))
         elos = fill_elos(_fill_sources(games, listed, fill_months), fill_months, event_key)
-        lists, runs = results_family.lists_as_of(site, games, months, elos, runs, material, listed)
+        lists, runs = results_family.lists_as_of(site, games, months, elos, listed, runs, material)
         rows = listed_rows(
             _quality_list(site, quality_games, months),
             lists,

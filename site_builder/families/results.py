@@ -222,23 +222,21 @@ def lists_as_of(
     games: list[GameRecord],
     as_of: float,
     elos: dict[tuple[str, str], PlayerElo],
+    listed: list[GameRecord],
     previous: dict[str, elo.EloRun] | None = None,
     material: Mapping[str, results.GameMaterial] | None = None,
-    listed: list[GameRecord] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, elo.EloRun]]:
     """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
-    filled from them alone, at least for the :func:`listed_games`) exactly as
+    filled from them alone, at least for ``listed``, their :func:`listed_games`) exactly as
     :func:`compute` makes a site's: an edition's. The sequential runs resume from
     ``previous`` (runs over another game list: the result equals a run from scratch), and
     are returned for the next edition to resume from. ``material``: the site's
-    :func:`game_materials`; ``listed``: the :func:`listed_games`, if known."""
+    :func:`game_materials`."""
     cfg = site.settings.results
     kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
     runs = {cls: run.updates for cls, run in kept.items()}
     scopes = edition_scopes(site, as_of)
-    if listed is None:
-        listed = listed_games(games, scopes)
     rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
     by_class = results.class_rows(results.row_records(rows))
     out = {}
