@@ -19,10 +19,10 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from multiprocessing import forkserver
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -144,6 +144,15 @@ def shared_pool() -> ProcessPoolExecutor | None:
     """The pool of the open :func:`worker_pool` of this process, if any (never in a process
     forked from it: a pool does not survive a fork)."""
     return _POOL if os.getpid() == _POOL_PID else None
+
+
+def pool_map(work: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+    """``[work(item) for item in items]``, in the build's pool (:func:`shared_pool`) when one
+    is open, else here (``work``: a module-level function)."""
+    pool = shared_pool()
+    if pool is None or len(items) < 2:
+        return [work(item) for item in items]
+    return results([pool.submit(work, item) for item in items])
 
 
 def release_free_memory() -> None:

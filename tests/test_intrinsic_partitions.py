@@ -34,8 +34,8 @@ BANDS = {
 def fixed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     real = I.calibrate
 
-    def fake(sp, meta, cfg, method=None):  # type: ignore[no-untyped-def]
-        cal = real(sp, meta, cfg, method)
+    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method, run, fits)
         return dataclasses.replace(cal, c_line=LINES[0], elo_line=LINES[1], status="")
 
     monkeypatch.setattr(I, "calibrate", fake)

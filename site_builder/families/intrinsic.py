@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import IntrinsicSection
+from site_builder.forked import pool_map
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
 from site_builder.sitedata import SiteData, event_key
@@ -493,13 +494,15 @@ def _calibration(
     """The calibration from its games' turns in a milepost bucket (``has_turns``: whether
     the calibration games have any turn at all)."""
     cfg = site.settings.intrinsic
-    cal = intrinsic.calibrate(sp, meta, cfg)
+    # Every bucket's fit by every method, the refits and the unit table's chunks are tasks
+    # of the build's workers: the calibration is most of the family's time.
+    method_fits = intrinsic.free_fits(sp, meta, cfg, [cfg.fit, *_other_methods(cfg)], pool_map)
+    cal = intrinsic.calibrate(sp, meta, cfg, run=pool_map, fits=method_fits[cfg.fit])
     if not has_turns and cfg.calibration_games:
         cal = replace(
             cal,
             status="n/a: no analysed classical turn is in a file of [intrinsic] calibration_games",
         )
-    method_fits = _method_fits(sp, meta, cal, site)
     grid: FloatArray | None = None
     table: UnitTable | None = None
     status = cal.status or ""
@@ -508,7 +511,7 @@ def _calibration(
         if len(grid) >= 5:
             inside = np.flatnonzero(_bucket_index(meta, cal, cfg.milepost_width) >= 0)
             table = intrinsic.unit_table(
-                sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid
+                sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid, pool_map
             )
         else:
             grid = None
@@ -621,30 +624,9 @@ def _event_rows(
     )
 
 
-def _method_fits(
-    sp: intrinsic.Spreads, meta: pd.DataFrame, cal: Calibration, site: SiteData
-) -> dict[str, dict[int, Fit | None]]:
-    """Free (s, c) fits of every bucket by every fitting method (the configured one is
-    already in the calibration)."""
-    cfg = site.settings.intrinsic
-    out: dict[str, dict[int, Fit | None]] = {cal.method: {b.milepost: b.fit for b in cal.buckets}}
-    pe = intrinsic.elo_values(meta["player_elo"])
-    oe = intrinsic.elo_values(meta["opponent_elo"])
-    mileposts = [b.milepost for b in cal.buckets]
-    which = intrinsic.bucket_of(pe, oe, mileposts, cfg.milepost_width)
-    for method in intrinsic.METHODS:
-        if method == cal.method:
-            continue
-        fits: dict[int, Fit | None] = {}
-        for b in cal.buckets:
-            if b.fit is None:
-                fits[b.milepost] = None
-                continue
-            fits[b.milepost] = intrinsic.fit_agent(
-                sp.take(np.flatnonzero(which == b.milepost)), method, cfg.lines
-            )
-        out[method] = fits
-    return out
+def _other_methods(cfg: IntrinsicSection) -> list[str]:
+    """The fitting methods other than the configured one, shown beside it."""
+    return [method for method in intrinsic.METHODS if method != cfg.fit]
 
 
 def _bucket_index(meta: pd.DataFrame, cal: Calibration, width: int) -> FloatArray:

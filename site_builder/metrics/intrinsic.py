@@ -15,6 +15,7 @@ performance rating (IPR) of a set of turns is the ``E`` whose agent fits them be
 
 from __future__ import annotations
 
+import itertools
 import math
 import zlib
 from collections.abc import Callable, Sequence
@@ -42,6 +43,15 @@ _Z_MAX = 700.0
 METHODS = {"percentile": "percentile", "ml": "maximum likelihood", "mm_ad": "matching mm and ad"}
 S_BOUNDS = (0.002, 5.0)
 C_BOUNDS = (0.05, 6.0)
+
+#: ``run(work, items)``: ``[work(item) for item in items]``, computed anywhere (the build
+#: passes its worker processes). Every value depends on its own item alone.
+Runner = Callable[[Callable[[Any], Any], Sequence[Any]], list[Any]]
+
+
+def serial(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
+    """The :data:`Runner` of one process."""
+    return [work(item) for item in items]
 
 
 # --------------------------------------------------------------------------- scaled errors
@@ -734,19 +744,62 @@ class Calibration:
         return s, self.c_line.intercept + self.c_line.slope * e
 
 
+def mileposts_of(cfg: IntrinsicSection) -> list[int]:
+    return list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
+
+
+def _fit_agent_task(task: tuple[Spreads, str, int]) -> Fit:
+    return fit_agent(*task)
+
+
+def _fit_s_task(task: tuple[Spreads, float, str, int]) -> Fit:
+    return fit_s(*task)
+
+
+def _largest_first(sizes: Sequence[int]) -> list[int]:
+    """Task order for a pool: the longest first, so that none is left alone at the end."""
+    return sorted(range(len(sizes)), key=lambda i: -sizes[i])
+
+
+def free_fits(
+    sp: Spreads,
+    meta: pd.DataFrame,
+    cfg: IntrinsicSection,
+    methods: Sequence[str],
+    run: Runner = serial,
+) -> dict[str, dict[int, Fit | None]]:
+    """The free ``(s, c)`` fit of every milepost bucket by each of ``methods`` (None for a
+    bucket with fewer than ``min_turns`` turns), every fit one task of ``run``."""
+    mileposts = mileposts_of(cfg)
+    pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
+    which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
+    at = {m: np.flatnonzero(which == m) for m in mileposts}
+    fitted = [m for m in mileposts if len(at[m]) >= cfg.min_turns]
+    tasks = [(m, method) for method in methods for m in fitted]
+    order = _largest_first([len(at[m]) for m, _ in tasks])
+    done = run(_fit_agent_task, [(sp.take(at[tasks[i][0]]), tasks[i][1], cfg.lines) for i in order])
+    found = {tasks[i]: fit for i, fit in zip(order, done, strict=True)}
+    return {method: {m: found.get((m, method)) for m in mileposts} for method in methods}
+
+
 def calibrate(
     sp: Spreads,
     meta: pd.DataFrame,
     cfg: IntrinsicSection,
     method: str | None = None,
+    run: Runner = serial,
+    fits: dict[int, Fit | None] | None = None,
 ) -> Calibration:
     """Buckets, a free fit per bucket, the weighted line c(Elo), s refitted, the line Elo(s).
 
     Lines are weighted by the buckets' turn counts; buckets with fewer than ``min_turns``
-    turns are listed but not used.
+    turns are listed but not used. ``fits``: the free fits of ``method`` when already made
+    (:func:`free_fits`); the fits are tasks of ``run``.
     """
     method = method or cfg.fit
-    mileposts = list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
+    mileposts = mileposts_of(cfg)
+    if fits is None:
+        fits = free_fits(sp, meta, cfg, [method], run)[method]
     pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
     which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
     buckets: list[Bucket] = []
@@ -758,8 +811,7 @@ def calibrate(
             status = f"too few turns: {len(idx)} (a fit needs {cfg.min_turns})"
             buckets.append(Bucket(m, games, len(idx), mean_elo, None, None, status))
             continue
-        fit = fit_agent(sp.take(idx), method, cfg.lines)
-        buckets.append(Bucket(m, games, len(idx), mean_elo, fit, None, ""))
+        buckets.append(Bucket(m, games, len(idx), mean_elo, fits[m], None, ""))
     used = [b for b in buckets if b.fit is not None]
     if len(used) < cfg.min_buckets:
         status = (
@@ -772,10 +824,20 @@ def calibrate(
         [b.fit.c for b in used if b.fit],
         [b.turns for b in used],
     )
-    refits: dict[int, Fit] = {}
-    for b in used:
-        idx = np.flatnonzero(which == b.milepost)
-        refits[b.milepost] = fit_s(sp.take(idx), c_line(b.mean_elo), method, cfg.lines)
+    order = _largest_first([b.turns for b in used])
+    done = run(
+        _fit_s_task,
+        [
+            (
+                sp.take(np.flatnonzero(which == used[i].milepost)),
+                c_line(used[i].mean_elo),
+                method,
+                cfg.lines,
+            )
+            for i in order
+        ],
+    )
+    refits: dict[int, Fit] = {used[i].milepost: fit for i, fit in zip(order, done, strict=True)}
     buckets = [
         Bucket(b.milepost, b.games, b.turns, b.mean_elo, b.fit, refits.get(b.milepost), b.status)
         for b in buckets
@@ -827,26 +889,61 @@ class UnitTable:
     index: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
-def unit_table(sp: Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArray) -> UnitTable:
-    """Sum each turn's statistics per unit, for the calibrated agent of every grid Elo."""
+#: Turns per task of :func:`unit_table` (whole units; a unit's sums are its own turns').
+UNIT_CHUNK_TURNS = 40_000
+
+
+def unit_table(
+    sp: Spreads,
+    meta: pd.DataFrame,
+    cal: Calibration,
+    grid: FloatArray,
+    run: Runner = serial,
+    chunk_turns: int = UNIT_CHUNK_TURNS,
+) -> UnitTable:
+    """Sum each turn's statistics per unit, for the calibrated agent of every grid Elo: the
+    units in chunks of about ``chunk_turns`` turns, each chunk a task of ``run``. Every
+    turn's numbers are its own, so the table does not depend on the chunks."""
+    if len(sp) == 0:
+        raise ValueError("unit_table needs at least one turn")
     keys_frame = meta[["game_id", "player"]].astype(str)
     codes, uniques = pd.MultiIndex.from_frame(keys_frame).factorize(sort=True)
-    units = len(uniques)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
     sp_sorted = sp.take(order)
+    s_grid, c_grid = cal.agent(grid)
+    # Chunks start at the first unit starting at or after each multiple of chunk_turns.
+    first = np.searchsorted(starts, np.arange(0, len(sp_sorted), chunk_turns))
+    bounds = [*np.unique(starts[first[first < len(starts)]]).tolist(), len(sp_sorted)]
+    tasks = []
+    for lo, hi in itertools.pairwise(bounds):
+        a, b = np.searchsorted(starts, [lo, hi])
+        tasks.append((sp_sorted.take(np.arange(lo, hi)), starts[a:b] - lo, s_grid, c_grid))
+    sums = run(_unit_sums, tasks)
+    n, ups, log_p, p_first, ad_p, matches, ad_a = (
+        np.concatenate([part[i] for part in sums]) for i in range(7)
+    )
+    keys = [(str(g), str(p)) for g, p in uniques]
+    return UnitTable(
+        grid, keys, n, ups, log_p, p_first, ad_p, matches, ad_a, {k: i for i, k in enumerate(keys)}
+    )
+
+
+def _unit_sums(task: tuple[Spreads, IntArray, FloatArray, FloatArray]) -> tuple[FloatArray, ...]:
+    """n, ups, log_p, p_first, ad_p, matches and ad_a of the units starting at ``starts``
+    (turns sorted by unit), for the agents ``(s_grid, c_grid)``."""
+    sp, starts, s_grid, c_grid = task
+    units, k_n = len(starts), len(s_grid)
 
     def per_unit(values: FloatArray, axis: int = 0) -> FloatArray:
         return np.asarray(np.add.reduceat(values, starts, axis=axis), dtype=float)
 
-    k_n = len(grid)
     ups = np.zeros((units, k_n, len(QUANTILES)))
     log_p = np.zeros((units, k_n))
     p_first = np.zeros((units, k_n))
     ad_p = np.zeros((units, k_n))
-    s_grid, c_grid = cal.agent(grid)
-    lines = _lines_of(sp_sorted)  # what does not depend on the agent, once
+    lines = _lines_of(sp)  # what does not depend on the agent, once
     v: FloatArray | None = None
     for k in range(k_n):
         s, c = float(s_grid[k]), float(c_grid[k])
@@ -856,22 +953,10 @@ def unit_table(sp: Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArr
         log_p[:, k] = per_unit(turn_log_p)
         p_first[:, k] = per_unit(p[0])
         ad_p[:, k] = per_unit(turn_ad_p)
-    n = per_unit(np.ones(len(sp_sorted)))
-    matches = per_unit((sp_sorted.played == 0).astype(float))
-    ad_a = per_unit(sp_sorted.delta_played)
-    keys = [(str(g), str(p)) for g, p in uniques]
-    return UnitTable(
-        grid,
-        keys,
-        n,
-        ups,
-        log_p,
-        p_first,
-        ad_p,
-        matches,
-        ad_a,
-        {key: i for i, key in enumerate(keys)},
-    )
+    n = per_unit(np.ones(len(sp)))
+    matches = per_unit((sp.played == 0).astype(float))
+    ad_a = per_unit(sp.delta_played)
+    return n, ups, log_p, p_first, ad_p, matches, ad_a
 
 
 def _scores(
