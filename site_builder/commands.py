@@ -348,9 +348,12 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     """Rebuild the intrinsic ratings' Elo calibration: print it, write its page and data."""
     import dataclasses
 
+    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
+
     from site_builder import __version__
     from site_builder.families import all_families
     from site_builder.families.intrinsic import compute_calibration
+    from site_builder.forked import processes, worker_pool
     from site_builder.render import intrinsic_pages
     from site_builder.render.writer import WORK, environment, page_bytes, write_file
     from site_builder.targets import OUTPUT_RECORD, check_location, output_record, write_record
@@ -368,17 +371,21 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
         intrinsic = dataclasses.replace(settings.intrinsic, **changes)  # type: ignore[arg-type]
         settings = dataclasses.replace(settings, intrinsic=intrinsic)
     stats = BuildStats()
-    site = stage.prepare(
-        args.content,
-        settings,
-        stats,
-        cache_dir=_cache_dir(args),
-        progress=not args.no_progress and sys.stderr.isatty(),
-        scheduler=args.scheduler,
-    )
-    if site is None:
-        return 1
-    res = compute_calibration(site)
+    # As in a build: the work in the build's workers, linear algebra on one thread.
+    with worker_pool(processes()), threadpool_limits(limits=1, user_api="blas"):
+        site = stage.prepare(
+            args.content,
+            settings,
+            stats,
+            cache_dir=_cache_dir(args),
+            progress=not args.no_progress and sys.stderr.isatty(),
+            scheduler=args.scheduler,
+        )
+        if site is None:
+            return 1
+        if site.partitions is not None:
+            site.partitions.workers = processes()
+        res = compute_calibration(site)
     site.state.results["intrinsic"] = res
     for line in intrinsic_pages.calibration_text(res, settings):
         print(line)

@@ -93,6 +93,19 @@ def test_the_same_ratings_from_one_partition_or_many(small_site, tmp_path: Path)
 
 
 @pytest.mark.usefixtures("fixed_lines")
+def test_the_buckets_iprs_are_the_calibrate_commands(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A build rates each bucket from its units' rows in the partitions' tables;
+    ``site-builder calibrate`` rates no partition and makes a table of the buckets' units:
+    the same calibration table, to the bit."""
+    site = _split(small_site, tmp_path, 4)
+    built = family.compute(site)
+    alone = family.compute_calibration(site)
+    assert built.buckets["ipr"].notna().sum() >= 4
+    assert alone.players.empty and not alone.buckets.empty
+    pd.testing.assert_frame_equal(built.buckets, alone.buckets, check_exact=True)
+
+
+@pytest.mark.usefixtures("fixed_lines")
 def test_the_fits_are_reused_while_partitions_and_calibration_stay(
     small_site, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]

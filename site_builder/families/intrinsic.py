@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import pickle
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -416,11 +417,29 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         players, years = _player_rows(site, units, rated, cal_key)
         seconds["players"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        events, event_players = _event_rows(site, units, rated, use_cal, part.status, cal_key)
+        # Every unit's statistics, in the table of its player's partition.
+        tables = {
+            key: (p.table, i)
+            for p in rated
+            if p.table is not None
+            for i, key in enumerate(p.table.keys)
+        }
+        events, event_players = _event_rows(site, units, tables, use_cal, part.status, cal_key)
         seconds["events"] = time.perf_counter() - clock
+        # The buckets' IPRs from the same tables (a calibration unit is a partition's unit).
+        buckets = _bucket_frame(
+            site, part, (lambda keys: _units_table(tables, keys)) if tables else None
+        )
     else:
         players = years = events = event_players = empty
         rating_args = ()
+        tables_of = None
+        if part.grid is not None:  # no partition is rated: a table of the buckets' units
+            sp, meta = _calibration_turns(found, calibration_ids, width)
+            table = _calibration_table(sp, meta, part.calibration, part.grid)
+            index = {key: (table, i) for i, key in enumerate(table.keys)}
+            tables_of = lambda keys: _units_table(index, keys)  # noqa: E731
+        buckets = _bucket_frame(site, part, tables_of)
     return IntrinsicResult(
         "",
         turns,
@@ -431,7 +450,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         years,
         events,
         event_players,
-        part.buckets,
+        buckets,
         seconds,
         rating_args,
     )
@@ -485,7 +504,10 @@ class _CalibrationPart:
     #: The calibrated agents' Elo grid, None when the calibration cannot rate.
     grid: FloatArray | None
     status: str
-    buckets: pd.DataFrame
+    #: The calibration table's rows, their IPRs still to come (:func:`_bucket_frame`).
+    bucket_rows: list[dict[str, Any]]
+    #: milepost → the units (game, player) of its turns, sorted, for its IPR.
+    bucket_units: dict[int, list[tuple[str, str]]]
 
 
 def _calibration(
@@ -504,22 +526,27 @@ def _calibration(
             status="n/a: no analysed classical turn is in a file of [intrinsic] calibration_games",
         )
     grid: FloatArray | None = None
-    table: UnitTable | None = None
     status = cal.status or ""
     if cal.usable:
         grid = intrinsic.elo_grid(cal, cfg.elo_grid_min, cfg.elo_grid_max, cfg.elo_grid_step)
-        if len(grid) >= 5:
-            inside = np.flatnonzero(_bucket_index(meta, cal, cfg.milepost_width) >= 0)
-            table = intrinsic.unit_table(
-                sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid, pool_map
-            )
-        else:
+        if len(grid) < 5:
             grid = None
             status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
     else:
         status = f"n/a: no Elo calibration ({cal.status.removeprefix('n/a: ')})"
-    buckets = _bucket_rows(site, cal, meta, table)
-    return _CalibrationPart(cal, method_fits, grid, status, buckets)
+    rows, units = _bucket_rows(site, cal, meta)
+    return _CalibrationPart(cal, method_fits, grid, status, rows, units)
+
+
+def _calibration_table(
+    sp: intrinsic.Spreads, meta: pd.DataFrame, cal: Calibration, grid: FloatArray
+) -> UnitTable:
+    """The unit table of the calibration's turns in a bucket (``site-builder calibrate``,
+    which rates no partition)."""
+    inside = np.flatnonzero(_bucket_index(meta, cal, cal.width) >= 0)
+    return intrinsic.unit_table(
+        sp.take(inside), meta.iloc[inside].reset_index(drop=True), cal, grid, pool_map
+    )
 
 
 #: group id → row positions of its units
@@ -568,7 +595,7 @@ def _player_rows(
 def _event_rows(
     site: SiteData,
     units: pd.DataFrame,
-    rated: list[PartitionRatings],
+    tables: dict[tuple[str, str], tuple[UnitTable, int]],
     cal: Calibration | None,
     cal_status: str,
     cal_key: str,
@@ -592,12 +619,6 @@ def _event_rows(
             pid = f"event|{ev}|{who}"
             events[pid] = pr
             pl_meta.append((pid, str(ev), str(who)))
-    tables = {
-        key: (p.table, i)
-        for p in rated
-        if p.table is not None
-        for i, key in enumerate(p.table.keys)
-    }
     game_ids, players = (
         keyed["game_id"].astype(str).to_numpy(),
         keyed["player"].astype(str).to_numpy(),
@@ -638,18 +659,15 @@ def _bucket_index(meta: pd.DataFrame, cal: Calibration, width: int) -> FloatArra
 
 
 def _bucket_rows(
-    site: SiteData,
-    cal: Calibration,
-    meta: pd.DataFrame,
-    table: UnitTable | None,
-) -> pd.DataFrame:
-    """The calibration table, with the IPR of each bucket's own turns (the check that the
-    calibrated scale rises with Elo)."""
+    site: SiteData, cal: Calibration, meta: pd.DataFrame
+) -> tuple[list[dict[str, Any]], dict[int, list[tuple[str, str]]]]:
+    """The calibration table's rows (their IPRs still empty) and each bucket's units."""
     cfg = site.settings.intrinsic
     pe = intrinsic.elo_values(meta["player_elo"])
     oe = intrinsic.elo_values(meta["opponent_elo"])
     which = intrinsic.bucket_of(pe, oe, [b.milepost for b in cal.buckets], cfg.milepost_width)
     rows = []
+    units: dict[int, list[tuple[str, str]]] = {}
     for b in cal.buckets:
         row: dict[str, Any] = {
             "milepost": b.milepost,
@@ -677,19 +695,37 @@ def _bucket_rows(
             outside=shown.outside if shown else None,
         )
         row.update(ipr=None, ipr_lo=None, ipr_hi=None)
-        if table is not None and b.turns:
+        if b.turns:
             in_bucket = meta.loc[which == b.milepost, ["game_id", "player"]].drop_duplicates()
-            keys = list(
+            units[b.milepost] = sorted(
                 zip(in_bucket["game_id"].astype(str), in_bucket["player"].astype(str), strict=True)
             )
-            found = intrinsic.ipr(
-                table,
-                sorted(keys),
-                cal,
-                cal.method,
-                cfg.bootstrap,
-                intrinsic.stable_seed(cfg.seed, f"bucket|{b.milepost}"),
-            )
-            row.update(ipr=found.elo, ipr_lo=found.lo, ipr_hi=found.hi)
         rows.append(row)
+    return rows, units
+
+
+def _bucket_frame(
+    site: SiteData,
+    part: _CalibrationPart,
+    tables: Callable[[list[tuple[str, str]]], UnitTable] | None,
+) -> pd.DataFrame:
+    """The calibration table, with the IPR of each bucket's own turns (the check that the
+    calibrated scale rises with Elo), from the unit tables ``tables`` gives (None: no
+    rating, and no IPR)."""
+    cfg = site.settings.intrinsic
+    cal = part.calibration
+    rows = [dict(row) for row in part.bucket_rows]
+    for row in rows:
+        keys = part.bucket_units.get(row["milepost"])
+        if tables is None or not keys:
+            continue
+        found = intrinsic.ipr(
+            tables(keys),
+            keys,
+            cal,
+            cal.method,
+            cfg.bootstrap,
+            intrinsic.stable_seed(cfg.seed, f"bucket|{row['milepost']}"),
+        )
+        row.update(ipr=found.elo, ipr_lo=found.lo, ipr_hi=found.hi)
     return pd.DataFrame(rows)
