@@ -182,3 +182,28 @@ def test_an_events_units_are_gathered_as_one_table_orders_them(small_site) -> No
     assert gathered.keys == whole.keys and len(whole.keys) == 12
     for name in ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a"):
         assert np.array_equal(getattr(gathered, name), getattr(whole, name)), name
+
+
+def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(small_site) -> None:  # type: ignore[no-untyped-def]
+    """The editions' IPRs of a partition come from one table of its units, sliced at each
+    cut: the rows are those of a table made from the moves up to each cut, to the bit."""
+    cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS, window_months=18)
+    rows = _classical(small_site)
+    cal = I.Calibration("percentile", 40, (), LINES[0], LINES[1], "")
+    grid = I.elo_grid(cal, 2000.0, 3000.0, 50.0)
+    width = family._width(family._turns(rows, cfg)[0]) + 1
+    months = rows["months"].dropna()
+    players = tuple(sorted(rows["player"].unique()))
+    cuts = tuple((float(months.quantile(q)), players[i::2]) for i, q in enumerate((0.3, 0.6, 0.9)))
+
+    def own_table(chosen: pd.DataFrame) -> dict[str, dict[str, object]]:
+        found = family._rated_units(chosen, cfg, cal, grid, width)
+        if found is None:
+            return {}
+        return family._window_rows(found[0], cal, found[1], cfg, "")
+
+    want = I.rated_at_cuts(rows, cuts, own_table)
+    got = family.partition_edition_ratings(rows, cfg, cal, grid, width, "", cuts)
+    assert [len(want[m]) for m, _ in cuts] == [len(got[m]) for m, _ in cuts]
+    assert sum(r["status"] == "" for by in got.values() for r in by.values()) >= 10
+    assert repr(got) == repr(want)  # every float exactly

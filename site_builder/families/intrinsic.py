@@ -247,14 +247,20 @@ def partition_edition_ratings(
     """For each cut (an edition's as-of month, players): the IPR of those players' rating
     windows as they stood then, from their moves up to that month (``rows``: the partition's
     classical moves, :data:`TURN_READ`), with the site's calibration (see the methodology
-    page: one Elo scale for every edition)."""
+    page: one Elo scale for every edition).
+
+    The partition's units are tabled once: a unit is one game's turns of one player, so the
+    units of the rows up to a cut are whole units of the partition, with the same sums."""
+    found = _rated_units(rows, cfg, cal, grid, width)
+    if found is None:
+        return intrinsic.rated_at_cuts(rows, cuts, lambda _: {})
+    table, units = found
+    unit_keys = pd.MultiIndex.from_frame(units[["game_id", "player"]])
 
     def rate(chosen: pd.DataFrame) -> dict[str, dict[str, Any]]:
-        found = _rated_units(chosen, cfg, cal, grid, width)
-        if found is None:
-            return {}
-        table, units = found
-        return _window_rows(table, cal, units, cfg, cal_status)
+        keys = pd.MultiIndex.from_frame(chosen[["game_id", "player"]])
+        at = units[unit_keys.isin(keys)].reset_index(drop=True)
+        return _window_rows(table, cal, at, cfg, cal_status) if len(at) else {}
 
     return intrinsic.rated_at_cuts(rows, cuts, rate)
 
