@@ -185,8 +185,9 @@ def test_an_events_units_are_gathered_as_one_table_orders_them(small_site) -> No
 
 
 def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(small_site) -> None:  # type: ignore[no-untyped-def]
-    """The editions' IPRs of a partition come from one table of its units, sliced at each
-    cut: the rows are those of a table made from the moves up to each cut, to the bit."""
+    """The editions' IPRs of a partition come from one table of the units any cut rates,
+    sliced at each cut: the rows are those of a table made from the moves up to each cut,
+    to the bit."""
     cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS, window_months=18)
     rows = _classical(small_site)
     cal = I.Calibration("percentile", 40, (), LINES[0], LINES[1], "")
@@ -194,7 +195,9 @@ def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(small_site) -
     width = family._width(family._turns(rows, cfg)[0]) + 1
     months = rows["months"].dropna()
     players = tuple(sorted(rows["player"].unique()))
-    cuts = tuple((float(months.quantile(q)), players[i::2]) for i, q in enumerate((0.3, 0.6, 0.9)))
+    # A quarter of the players in no cut, a quarter rated at the first cut only.
+    who = (players[0::4], players[1::4], players[0::2])
+    cuts = tuple((float(months.quantile(q)), p) for q, p in zip((0.3, 0.6, 0.9), who, strict=True))
 
     def own_table(chosen: pd.DataFrame) -> dict[str, dict[str, object]]:
         found = family._rated_units(chosen, cfg, cal, grid, width)

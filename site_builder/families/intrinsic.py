@@ -249,9 +249,15 @@ def partition_edition_ratings(
     classical moves, :data:`TURN_READ`), with the site's calibration (see the methodology
     page: one Elo scale for every edition).
 
-    The partition's units are tabled once: a unit is one game's turns of one player, so the
-    units of the rows up to a cut are whole units of the partition, with the same sums."""
-    found = _rated_units(rows, cfg, cal, grid, width)
+    The rows any cut rates (a player's, up to the last cut that rates them) are tabled once:
+    a unit is one game's turns of one player, so the units of the rows up to a cut are whole
+    units of that table, with the same sums."""
+    last_cut: dict[str, float] = {}
+    for as_of, players in cuts:
+        for name in players:
+            last_cut[name] = max(last_cut.get(name, as_of), as_of)
+    limit = rows["player"].map(last_cut).to_numpy(dtype=float)  # NaN: in no cut
+    found = _rated_units(rows[rows["months"].to_numpy(dtype=float) <= limit], cfg, cal, grid, width)
     if found is None:
         return intrinsic.rated_at_cuts(rows, cuts, lambda _: {})
     table, units = found
