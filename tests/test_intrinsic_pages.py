@@ -35,29 +35,32 @@ def _render(site, tmp: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def
     return render_pages(pages, tmp, common)
 
 
+def _with_lines(real):  # type: ignore[no-untyped-def]
+    """``calibrate`` with its buckets fitted and the lines c(Elo), Elo(s) set by hand."""
+    lines = (I.Line(0.1, 0.0002, 4), I.Line(3300.0, -2000.0, 4))
+
+    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method, run, fits)
+        return dataclasses.replace(cal, c_line=lines[0], elo_line=lines[1], status="")
+
+    return fake
+
+
 @pytest.fixture(scope="module")
 def calibrated(small_site, tmp_path_factory):  # type: ignore[no-untyped-def]
     """The small site with a usable calibration: its Elo range (2612–2865) is too narrow to
     calibrate, so the fitted buckets are kept and the lines are set by hand."""
-    real = I.calibrate
-    lines = (I.Line(0.1, 0.0002, 4), I.Line(3300.0, -2000.0, 4))
-
-    def fake(sp, meta, cfg, method=None):  # type: ignore[no-untyped-def]
-        cal = real(sp, meta, cfg, method)
-        return dataclasses.replace(cal, c_line=lines[0], elo_line=lines[1], status="")
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(I, "calibrate", fake)
-    site = _site(
-        small_site,
-        milepost_min=2600,
-        milepost_max=2850,
-        milepost_step=50,
-        milepost_width=40,
-        min_turns=200,
-    )
-    out = _render(site, tmp_path_factory.mktemp("pages"))
-    mp.undo()
+    with pytest.MonkeyPatch.context() as mp:  # undone even when the build fails
+        mp.setattr(I, "calibrate", _with_lines(I.calibrate))
+        site = _site(
+            small_site,
+            milepost_min=2600,
+            milepost_max=2850,
+            milepost_step=50,
+            milepost_width=40,
+            min_turns=200,
+        )
+        out = _render(site, tmp_path_factory.mktemp("pages"))
     return site, out
 
 
@@ -101,20 +104,9 @@ def test_identical_inputs_give_identical_bytes(calibrated, tmp_path) -> None:  #
     again = dataclasses.replace(
         site, state=dataclasses.replace(site.state, results=dict(site.state.results))
     )
-    mp = pytest.MonkeyPatch()
-    real = I.calibrate
-    mp.setattr(
-        I,
-        "calibrate",
-        lambda sp, meta, cfg, method=None: dataclasses.replace(
-            real(sp, meta, cfg, method),
-            c_line=I.Line(0.1, 0.0002, 4),
-            elo_line=I.Line(3300.0, -2000.0, 4),
-            status="",
-        ),
-    )
-    again.state.results["intrinsic"] = intrinsic_family.compute(again)
-    mp.undo()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(I, "calibrate", _with_lines(I.calibrate))
+        again.state.results["intrinsic"] = intrinsic_family.compute(again)
     pages = intrinsic_pages.pages(again)
     common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
     second = render_pages(pages, tmp_path, common)
