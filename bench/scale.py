@@ -248,8 +248,7 @@ def main() -> dict[str, float]:
         )
         print("    cold phases: " + ", ".join(f"{k} {v:.1f}" for k, v in cold.phases.items()))
         print(
-            "    + tournament phases: "
-            + ", ".join(f"{k} {v:.1f}" for k, v in added.phases.items())
+            "    + tournament phases: " + ", ".join(f"{k} {v:.1f}" for k, v in added.phases.items())
         )
         shutil.rmtree(work, ignore_errors=True)
     games = [float(r[1]) for r in rows]
