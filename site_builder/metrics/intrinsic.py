@@ -97,7 +97,8 @@ class Spreads:
         assert self.count is not None
         return self.count
 
-    def take(self, index: IntArray | BoolArray) -> Spreads:
+    def take(self, index: IntArray | BoolArray | slice) -> Spreads:
+        """The turns ``index`` (a slice: views, no copy)."""
         return Spreads(self.delta[index], self.valid[index], self.played[index], self.counts[index])
 
     @property
@@ -919,7 +920,7 @@ def unit_table(
     tasks = []
     for lo, hi in itertools.pairwise(bounds):
         a, b = np.searchsorted(starts, [lo, hi])
-        tasks.append((sp_sorted.take(np.arange(lo, hi)), starts[a:b] - lo, s_grid, c_grid))
+        tasks.append((sp_sorted.take(slice(lo, hi)), starts[a:b] - lo, s_grid, c_grid))
     sums = run(_unit_sums, tasks)
     n, ups, log_p, p_first, ad_p, matches, ad_a = (
         np.concatenate([part[i] for part in sums]) for i in range(7)
