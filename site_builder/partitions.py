@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import pickle
+import re
+import shutil
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool, results, shared_pool
@@ -45,6 +50,8 @@ class _Task:
     time_class: str | None
     work: Callable[..., Any]
     args: tuple[Any, ...]
+    #: The folder the work may leave its side output in (:meth:`Partitions.map_beside`).
+    side: str | None = None
 
 
 def _run(task: _Task) -> Any:
@@ -53,7 +60,41 @@ def _run(task: _Task) -> Any:
     store.directory, store.partitions = Path(task.directory), task.partitions
     store.keys = {task.part: task.key}
     rows = store.read(task.part, task.columns, task.time_class)
+    if task.side is not None:
+        return task.work(rows, *task.args, side=Path(task.side))
     return task.work(rows, *task.args)
+
+
+#: The folder, beside the store's Parquet files, of the partitions' side output.
+SIDE = "side"
+_SIDE_NAME = re.compile(r"p\d{5}-[0-9a-f]{24}(\.tmp-\d+)?")
+
+
+def _written_side(folder: Path) -> bool:
+    """A folder :func:`write_side` writes: named as it names them, holding only .npy files."""
+    return (
+        _SIDE_NAME.fullmatch(folder.name) is not None
+        and folder.is_dir()
+        and not folder.is_symlink()
+        and all(f.suffix == ".npy" and f.is_file() for f in folder.iterdir())
+    )
+
+
+def write_side(side: Path, arrays: dict[str, NDArray[Any]]) -> None:
+    """In a worker: ``arrays`` as ``side/<name>.npy``, written into a new folder and moved
+    into place at once, so a folder found under its name is whole."""
+    side.parent.mkdir(parents=True, exist_ok=True)
+    tmp = side.with_name(f"{side.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    for name, array in arrays.items():
+        np.save(tmp / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
+    try:
+        os.rename(tmp, side)
+    except OSError:  # written already, from the same key (so the same arrays)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not side.is_dir():
+            raise
 
 
 def value_digest(value: Any) -> str:
@@ -96,6 +137,42 @@ class Partitions:
         of ``time_class``; only the partitions ``only`` when given), in partition order;
         reused from the last build where the partition, ``work`` (module and name, and the
         code) and ``args`` are unchanged."""
+        found = self._map(work, args, columns, time_class, only, side=False)
+        return [value for value, _ in found]
+
+    def map_beside(
+        self,
+        work: Callable[..., T],
+        *args: Any,
+        columns: Sequence[str] | None = None,
+        time_class: str | None = None,
+    ) -> list[tuple[T, Path]]:
+        """As :meth:`map`, for a ``work(rows, *args, side=folder)`` that also leaves large
+        output on disk, in ``folder`` (by :func:`write_side`), beside the store: each
+        partition's value and its folder. A value is reused only while its folder is there,
+        and the folders of other keys are deleted (only those this method names)."""
+        found = self._map(work, args, columns, time_class, None, side=True)
+        name = f"{work.__module__}.{work.__qualname__}"
+        keep = {path.name for _, path in found if path is not None}
+        folder = self._side_root(name)
+        if folder.is_dir():
+            for old in folder.iterdir():
+                if old.name not in keep and _written_side(old):
+                    shutil.rmtree(old, ignore_errors=True)
+        return [(value, path) for value, path in found if path is not None]
+
+    def _side_root(self, name: str) -> Path:
+        return self.store.directory / SIDE / name
+
+    def _map(
+        self,
+        work: Callable[..., T],
+        args: tuple[Any, ...],
+        columns: Sequence[str] | None,
+        time_class: str | None,
+        only: Collection[int] | None,
+        side: bool,
+    ) -> list[tuple[T, Path | None]]:
         name = f"{work.__module__}.{work.__qualname__}"
         # Each argument digested alone: pickle writes an object shared by two arguments once,
         # so one argument read back from the build cache would change the key of both.
@@ -108,9 +185,16 @@ class Partitions:
             for p in self.store.parts()
             if only is None or p in only
         }
+        sides = {
+            p: self._side_root(name) / f"p{p:05d}-{hashlib.sha256(k.encode()).hexdigest()[:24]}"
+            for p, k in keys.items()
+            if side
+        }
         out: dict[int, T] = {}
         if memo.store is not None:
             for p, k in keys.items():
+                if side and not sides[p].is_dir():
+                    continue
                 hit = memo.store.get(k)
                 if hit is not None:
                     out[p] = hit[0]
@@ -125,6 +209,7 @@ class Partitions:
                 time_class,
                 work,
                 args,
+                str(sides[p]) if side else None,
             )
             for p in missing
         ]
@@ -132,11 +217,16 @@ class Partitions:
         self.computed[name] = self.computed.get(name, 0) + len(fresh)
         for p, value in zip(missing, fresh, strict=True):
             out[p] = value
+            if side and not sides[p].is_dir():
+                raise SiteBuilderError(
+                    f"{name} left no output in {sides[p]}: the workers must write to the "
+                    "build cache's moves/ folder at the path this machine sees"
+                )
         if memo.store is not None and missing:
             with memo.store.transact():
                 for p in missing:
                     memo.store.set(keys[p], (out[p],))
-        return [out[p] for p in sorted(out)]
+        return [(out[p], sides.get(p)) for p in sorted(out)]
 
     def _run(self, tasks: list[_Task]) -> list[Any]:
         if not tasks:

@@ -165,7 +165,11 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
     pd.testing.assert_frame_equal(meta, whole[cols].iloc[inside].reset_index(drop=True))
 
 
-def test_an_events_units_are_gathered_as_one_table_orders_them(small_site) -> None:  # type: ignore[no-untyped-def]
+def test_an_events_units_are_gathered_as_one_table_orders_them(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An event's units, read from the tables its players' partitions left on disk, make
+    the table one table of every unit makes, to the bit."""
+    from site_builder.partitions import write_side
+
     cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS)
     moves = _classical(small_site)
     moves = moves[moves["game_id"].isin(sorted(moves["game_id"].unique())[:6])]
@@ -174,11 +178,13 @@ def test_an_events_units_are_gathered_as_one_table_orders_them(small_site) -> No
     grid = I.elo_grid(cal, 2000.0, 3000.0, 50.0)
     whole = I.unit_table(sp, meta, cal, grid)
     white = meta["white"].to_numpy(dtype=bool)
-    tables = {}
-    for side in (white, ~white):  # two "partitions": the white and the black units
+    rated = []
+    for j, side in enumerate((white, ~white)):  # two "partitions": the white and black units
         part = I.unit_table(sp.take(side), meta[side].reset_index(drop=True), cal, grid)
-        tables.update({key: (part, i) for i, key in enumerate(part.keys)})
-    gathered = family._units_table(tables, list(reversed(whole.keys)))
+        folder = tmp_path / f"p{j:05d}-{'0' * 24}"
+        write_side(folder, {name: getattr(part, name) for name in family._SIDE_ARRAYS})
+        rated.append((family.PartitionRatings({}, [], part.keys), folder))
+    gathered = family._SideTables(rated, grid)(list(reversed(whole.keys)))
     assert gathered.keys == whole.keys and len(whole.keys) == 12
     for name in ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a"):
         assert np.array_equal(getattr(gathered, name), getattr(whole, name)), name

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from site_builder.analysis.positions import position_hash
@@ -162,3 +164,55 @@ def test_an_object_shared_by_arguments_keeps_the_key(small_site, tmp_path: Path)
 
 def _moves_per_player_named(rows: pd.DataFrame, names: tuple[str], label: dict[str, str]) -> int:
     return len(rows) + len(names) + len(label)
+
+
+def _moves_beside(rows: pd.DataFrame, scale: int, *, side: Path) -> int:
+    from site_builder.partitions import write_side
+
+    counts = rows.groupby("player").size().sort_index().to_numpy(dtype=np.int64)
+    write_side(side, {"counts": counts * scale})
+    return len(counts)
+
+
+def test_side_output_is_reused_while_its_folder_is_there(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A partition's side output: its rows read back as written, from workers or from one
+    process; the value reused only while its folder is there; a change of arguments deletes
+    the old folders, and nothing else in the side folder."""
+    from site_builder.incremental import BuildCache
+    from site_builder.partitions import SIDE
+
+    name = f"{__name__}._moves_beside"
+    with BuildCache(tmp_path / "memo") as memo:
+        one = _partitions(small_site, tmp_path / "one", 1, memo)
+        first = one.map_beside(_moves_beside, 2, columns=["player"])
+        assert len(first) == 5 and one.computed[name] == 5
+        for players, folder in first:
+            counts = np.load(folder / "counts.npy", mmap_mode="r")
+            assert len(counts) == players and counts.dtype == np.int64
+            assert (counts > 0).all() and (counts % 2 == 0).all()
+        two = _partitions(small_site, tmp_path / "two", 2, memo)
+        assert [v for v, _ in two.map_beside(_moves_beside, 2, columns=["player"])] == [
+            v for v, _ in first
+        ]
+        root = first[0][1].parent
+        assert root.parent.name == SIDE
+        mine = root / "unrelated.txt"
+        mine.write_text("not the build's")
+        theirs = root / "notes"
+        theirs.mkdir()
+        # Named as the build names its folders, but holding a file it does not write.
+        named = root / f"p00000-{'ab' * 12}"
+        named.mkdir()
+        (named / "keep.txt").write_text("mine")
+        again = one.map_beside(_moves_beside, 2, columns=["player"])
+        assert again == first and one.computed[name] == 5  # reused
+        shutil.rmtree(first[0][1])  # a folder gone: that partition is computed again
+        again = one.map_beside(_moves_beside, 2, columns=["player"])
+        assert again == first and one.computed[name] == 6
+        other = one.map_beside(_moves_beside, 3, columns=["player"])
+        assert one.computed[name] == 11
+        assert sorted(p.name for p in root.iterdir()) == sorted(
+            [mine.name, theirs.name, named.name, *(folder.name for _, folder in other)]
+        )
+        assert mine.read_text() == "not the build's" and theirs.is_dir()
+        assert (named / "keep.txt").read_text() == "mine"

@@ -19,10 +19,12 @@ agents, which the events (whose players sit in several partitions) pool.
 from __future__ import annotations
 
 import math
+import os
 import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,7 @@ from site_builder.config import IntrinsicSection
 from site_builder.forked import pool_map
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
+from site_builder.partitions import write_side
 from site_builder.sitedata import SiteData, event_key
 
 
@@ -162,14 +165,20 @@ def partition_turns(rows: pd.DataFrame, cfg: IntrinsicSection) -> PartitionTurns
 
 @dataclass(frozen=True)
 class PartitionRatings:
-    """A partition's IPRs (of its players' rating windows and player-years) and the unit
-    statistics its players bring to the events they played in."""
+    """A partition's IPRs (of its players' rating windows and player-years) and the units
+    whose statistics it left on disk for the events and buckets they play in."""
 
     players: dict[str, dict[str, Any]]  #: player → row
     years: list[dict[str, Any]]  #: one row per player and year, by (player, year)
-    #: The units' statistics for the calibrated agents (only the arrays ``fit`` reads);
-    #: None without a usable calibration.
-    table: UnitTable | None
+    #: The units (game, player) of its unit table, in table order; empty without a usable
+    #: calibration. The table itself (only the arrays ``fit`` reads) is in the partition's
+    #: side folder (:data:`_SIDE_ARRAYS`), so no build holds every partition's table.
+    keys: list[tuple[str, str]]
+
+
+#: A unit table's per-unit arrays, as :func:`partition_ratings` writes them (those the fit
+#: method does not read are left out).
+_SIDE_ARRAYS = ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a")
 
 
 def partition_ratings(
@@ -179,13 +188,22 @@ def partition_ratings(
     grid: FloatArray | None,
     width: int,
     cal_status: str,
+    *,
+    side: Path,
 ) -> PartitionRatings:
     """The IPRs of one partition's players and player-years, with their bootstraps (``rows``:
-    its movers' classical moves, :data:`TURN_READ`; ``width``: the widest turn of all)."""
+    its movers' classical moves, :data:`TURN_READ`; ``width``: the widest turn of all); its
+    unit table is written to ``side`` (:meth:`Partitions.map_beside`)."""
     found = _rated_units(rows, cfg, cal, grid, width)
+    table = found[0] if found is not None else None
+    if table is not None and cal is not None:
+        fitted = _for_fit(table, cal.method)
+        write_side(side, {a: getattr(fitted, a) for a in _SIDE_ARRAYS if getattr(fitted, a).size})
+    else:
+        write_side(side, {})
     if found is None:
-        return PartitionRatings({}, [], None)
-    table, units = found
+        return PartitionRatings({}, [], [])
+    units = found[1]
     players = _window_rows(table, cal, units, cfg, cal_status)
     dated = units[units["year"].notna()]
     years = []
@@ -193,7 +211,7 @@ def partition_ratings(
         gid = f"year|{name}|{int(str(year))}"
         row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
         years.append({**row, "player": str(name), "year": int(str(year))})
-    return PartitionRatings(players, years, _for_fit(table, cal.method) if table and cal else None)
+    return PartitionRatings(players, years, list(table.keys) if table is not None else [])
 
 
 def _rated_units(
@@ -285,31 +303,147 @@ def _for_fit(table: UnitTable, fit: str) -> UnitTable:
     )
 
 
-def _units_table(
-    tables: dict[tuple[str, str], tuple[UnitTable, int]], keys: list[Any]
+class _SideTables:
+    """The unit tables the partitions left on disk (:func:`partition_ratings`): the table of
+    any set of units, read from the partitions holding them, a unit's row at a time."""
+
+    def __init__(self, rated: list[tuple[PartitionRatings, Path]], grid: FloatArray) -> None:
+        self.grid = grid
+        self.folders = [str(folder) for _, folder in rated]
+        #: unit → (its partition's folder, by position in ``folders``; its row there)
+        self.where = {key: (j, i) for j, (p, _) in enumerate(rated) for i, key in enumerate(p.keys)}
+
+    def __bool__(self) -> bool:
+        return bool(self.where)
+
+    def locate(self, keys: list[Any]) -> tuple[list[tuple[str, str]], IntArray]:
+        """The units ``keys`` ((game_id, player), any order) sorted, as one table of every
+        unit orders them, and where each is: (folder, row)."""
+        keys = sorted((str(g), str(p)) for g, p in keys)
+        return keys, np.array([self.where[k] for k in keys], dtype=np.int64).reshape(-1, 2)
+
+    def __call__(self, keys: list[Any]) -> UnitTable:
+        """The unit table of the units ``keys``, in sorted unit order."""
+        return _read_table(self.folders, self.grid, *self.locate(keys))
+
+
+class _Opened:
+    """The partitions' table files open for reading rows (not mapped: the rows read are
+    copied, so what a worker holds is the rows of the group it rates, not the pages of every
+    file it read from)."""
+
+    def __init__(self) -> None:
+        #: (folder, array name) → the open file, its rows' dtype and shape, and where they
+        #: start; None when the table has no such array
+        self.files: dict[
+            tuple[str, str], tuple[Any, np.dtype[Any], tuple[int, ...], int] | None
+        ] = {}
+
+    def rows(self, folder: str, name: str, rows: IntArray) -> FloatArray | None:
+        """Rows ``rows`` (sorted) of one array of a partition's table."""
+        if (folder, name) not in self.files:
+            path = Path(folder) / f"{name}.npy"
+            if not path.is_file():
+                self.files[folder, name] = None
+            else:
+                f = path.open("rb")
+                version = np.lib.format.read_magic(f)
+                header = (
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
+                )
+                shape, fortran, dtype = header(f)
+                if fortran:
+                    raise ValueError(f"{path}: not in row order")
+                self.files[folder, name] = (f, np.dtype(dtype), tuple(shape), f.tell())
+        found = self.files[folder, name]
+        if found is None:
+            return None
+        f, dtype, shape, start = found
+        width = int(np.prod(shape[1:], dtype=np.int64))
+        size = width * dtype.itemsize
+        out = np.empty((len(rows), *shape[1:]), dtype=dtype)
+        flat = out.reshape(len(rows), width) if width else out
+        for i, row in enumerate(rows):
+            flat[i] = np.frombuffer(os.pread(f.fileno(), size, start + int(row) * size), dtype)
+        return out
+
+    def close(self) -> None:
+        for found in self.files.values():
+            if found is not None:
+                found[0].close()
+        self.files.clear()
+
+
+def _read_table(
+    folders: list[str],
+    grid: FloatArray,
+    keys: list[tuple[str, str]],
+    found: IntArray,
+    opened: _Opened | None = None,
 ) -> UnitTable:
-    """The unit table of the units ``keys`` ((game_id, player), any order), gathered from the
-    partitions' tables (``tables``: unit → its table and row), in sorted unit order as one
-    table of every unit orders them."""
-    keys = sorted((str(g), str(p)) for g, p in keys)
-    found = [tables[k] for k in keys]
-    first = found[0][0]
-
-    def rows(name: str) -> FloatArray:
-        return np.stack([getattr(t, name)[i] for t, i in found])
-
+    """The unit table of ``keys`` (sorted) from the rows ``found`` ((folder, row) each) of
+    the partitions' tables; ``opened`` keeps the files open between calls."""
+    mine = opened is None
+    files = _Opened() if opened is None else opened
+    arrays: dict[str, FloatArray] = {}
+    try:
+        for j in np.unique(found[:, 0]):
+            at = np.flatnonzero(found[:, 0] == j)
+            for name in _SIDE_ARRAYS:
+                part = files.rows(folders[int(j)], name, found[at, 1])
+                if part is None:
+                    continue
+                if name not in arrays:
+                    arrays[name] = np.empty((len(keys), *part.shape[1:]), dtype=part.dtype)
+                arrays[name][at] = part
+    finally:
+        if mine:
+            files.close()
+    none = np.zeros((len(keys), 0))
     return UnitTable(
-        first.grid,
+        grid,
         keys,
-        rows("n"),
-        rows("ups"),
-        rows("log_p"),
-        rows("p_first"),
-        rows("ad_p"),
-        rows("matches"),
-        rows("ad_a"),
-        {k: i for i, k in enumerate(keys)},
+        n=arrays.get("n", none),
+        ups=arrays.get("ups", none),
+        log_p=arrays.get("log_p", none),
+        p_first=arrays.get("p_first", none),
+        ad_p=arrays.get("ad_p", none),
+        matches=arrays.get("matches", none),
+        ad_a=arrays.get("ad_a", none),
+        index={k: i for i, k in enumerate(keys)},
     )
+
+
+@dataclass(frozen=True)
+class _GroupTask:
+    """Groups of units (events, event-players) to rate in a worker, from the tables on disk."""
+
+    folders: list[str]
+    grid: FloatArray
+    cal: Calibration
+    cfg: IntrinsicSection
+    cal_status: str
+    #: group id, its units sorted and where each is, and its units' rows (:func:`_ipr_row`)
+    groups: list[tuple[str, list[tuple[str, str]], IntArray, pd.DataFrame]]
+
+
+def _rate_groups(task: _GroupTask) -> list[dict[str, Any]]:
+    """In a worker: each group's row, the files opened once for the whole task."""
+    opened = _Opened()
+    out = []
+    try:
+        for gid, keys, found, frame in task.groups:
+            table = _read_table(task.folders, task.grid, keys, found, opened)
+            out.append(_ipr_row(table, task.cal, frame, gid, task.cfg, task.cal_status))
+    finally:
+        opened.close()
+    return out
+
+
+#: Units per task of the events' IPRs: enough to map each file once for many groups.
+GROUP_CHUNK_UNITS = 4_000
 
 
 def _ipr_row(
@@ -415,7 +549,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         # the partitions' work is a digest of the arguments' pickle, which differs for a
         # fresh object that shares a string with the settings (cal.method is cfg.fit).
         agents, agent_elos, status = pickle.loads(pickle.dumps((use_cal, grid, part.status)))
-        rated = site.partitions.map(
+        rated = site.partitions.map_beside(
             partition_ratings,
             cfg,
             agents,
@@ -426,22 +560,15 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             time_class="classical",
         )
         rating_args: tuple[Any, ...] = (agents, agent_elos, width, status)
-        players, years = _player_rows(site, units, rated, cal_key)
+        players, years = _player_rows(site, units, [p for p, _ in rated], cal_key)
         seconds["players"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        # Every unit's statistics, in the table of its player's partition.
-        tables = {
-            key: (p.table, i)
-            for p in rated
-            if p.table is not None
-            for i, key in enumerate(p.table.keys)
-        }
+        # Every unit's statistics, in the table its player's partition left on disk.
+        tables = _SideTables(rated, agent_elos) if agent_elos is not None else None
         events, event_players = _event_rows(site, units, tables, use_cal, part.status, cal_key)
         seconds["events"] = time.perf_counter() - clock
         # The buckets' IPRs from the same tables (a calibration unit is a partition's unit).
-        buckets = _bucket_frame(
-            site, part, (lambda keys: _units_table(tables, keys)) if tables else None
-        )
+        buckets = _bucket_frame(site, part, tables if tables else None)
     else:
         players = years = events = event_players = empty
         rating_args = ()
@@ -562,6 +689,8 @@ def _calibration_table(
 
 #: group id → row positions of its units
 _Positions = dict[str, IntArray]
+#: What :func:`_ipr_row` reads of a group's units.
+_GROUP_COLUMNS = ["game_id", "player", "turns", "player_elo"]
 
 
 def _player_rows(
@@ -606,7 +735,7 @@ def _player_rows(
 def _event_rows(
     site: SiteData,
     units: pd.DataFrame,
-    tables: dict[tuple[str, str], tuple[UnitTable, int]],
+    tables: _SideTables | None,
     cal: Calibration | None,
     cal_status: str,
     cal_key: str,
@@ -636,14 +765,27 @@ def _event_rows(
     )
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
-        out = {}
-        for gid in missing:
+        if not tables or cal is None:
+            return {
+                gid: _ipr_row(None, cal, keyed.iloc[events[gid]], gid, cfg, cal_status)
+                for gid in missing
+            }
+        # Each group's rows are read from the tables on disk in the workers, a chunk of
+        # groups (in id order, so an event and its players together) per task.
+        shown = keyed[_GROUP_COLUMNS]
+        tasks: list[_GroupTask] = []
+        chunk: list[tuple[str, list[tuple[str, str]], IntArray, pd.DataFrame]] = []
+        size = 0
+        for i, gid in enumerate(missing):
             at = events[gid]
-            table = None
-            if tables:
-                table = _units_table(tables, list(zip(game_ids[at], players[at], strict=True)))
-            out[gid] = _ipr_row(table, cal, keyed.iloc[at], gid, cfg, cal_status)
-        return out
+            keys, found = tables.locate(list(zip(game_ids[at], players[at], strict=True)))
+            chunk.append((gid, keys, found, shown.iloc[at]))
+            size += len(at)
+            if size >= GROUP_CHUNK_UNITS or i == len(missing) - 1:
+                tasks.append(_GroupTask(tables.folders, tables.grid, cal, cfg, cal_status, chunk))
+                chunk, size = [], 0
+        rows = [row for done in pool_map(_rate_groups, tasks) for row in done]
+        return dict(zip(missing, rows, strict=True))
 
     by_event = site.cache.memo_groups(
         "intrinsic-event", site.cache.units_digests(keyed, events, cal_key), compute, {}
