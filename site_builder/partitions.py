@@ -20,7 +20,7 @@ import os
 import pickle
 import re
 import shutil
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +50,11 @@ class _Task:
     time_class: str | None
     work: Callable[..., Any]
     args: tuple[Any, ...]
-    #: The folder the work may leave its side output in (:meth:`Partitions.map_beside`).
+    #: The folder the work leaves its side output in (:meth:`Partitions.map_beside`), or
+    #: reads another work's from (``beside`` of :meth:`Partitions.map`); None: no folder
     side: str | None = None
+    #: Whether the work takes ``side=`` at all.
+    takes_side: bool = False
 
 
 def _run(task: _Task) -> Any:
@@ -60,8 +63,8 @@ def _run(task: _Task) -> Any:
     store.directory, store.partitions = Path(task.directory), task.partitions
     store.keys = {task.part: task.key}
     rows = store.read(task.part, task.columns, task.time_class)
-    if task.side is not None:
-        return task.work(rows, *task.args, side=Path(task.side))
+    if task.takes_side:
+        return task.work(rows, *task.args, side=Path(task.side) if task.side else None)
     return task.work(rows, *task.args)
 
 
@@ -132,12 +135,18 @@ class Partitions:
         columns: Sequence[str] | None = None,
         time_class: str | None = None,
         only: Collection[int] | None = None,
+        beside: Mapping[int, str] | None = None,
     ) -> list[T]:
         """``work(rows, *args)`` of every partition (its rows: only ``columns``, only games
         of ``time_class``; only the partitions ``only`` when given), in partition order;
         reused from the last build where the partition, ``work`` (module and name, and the
-        code) and ``args`` are unchanged."""
-        found = self._map(work, args, columns, time_class, only, side=False)
+        code) and ``args`` are unchanged.
+
+        ``beside``: partition → the side folder of another work (:meth:`map_beside`) that
+        ``work`` reads, as ``work(rows, *args, side=folder or None)``. The folder is not part
+        of the key: the other work's arguments must be among ``args``, so that the key
+        covers what is in it, and ``work`` must give the same value without it."""
+        found = self._map(work, args, columns, time_class, only, side=False, beside=beside)
         return [value for value, _ in found]
 
     def map_beside(
@@ -172,6 +181,7 @@ class Partitions:
         time_class: str | None,
         only: Collection[int] | None,
         side: bool,
+        beside: Mapping[int, str] | None = None,
     ) -> list[tuple[T, Path | None]]:
         name = f"{work.__module__}.{work.__qualname__}"
         # Each argument digested alone: pickle writes an object shared by two arguments once,
@@ -209,7 +219,8 @@ class Partitions:
                 time_class,
                 work,
                 args,
-                str(sides[p]) if side else None,
+                str(sides[p]) if side else (beside or {}).get(p),
+                side or beside is not None,
             )
             for p in missing
         ]

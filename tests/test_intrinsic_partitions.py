@@ -190,10 +190,12 @@ def test_an_events_units_are_gathered_as_one_table_orders_them(small_site, tmp_p
         assert np.array_equal(getattr(gathered, name), getattr(whole, name)), name
 
 
-def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(small_site) -> None:  # type: ignore[no-untyped-def]
+def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(
+    small_site, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     """The editions' IPRs of a partition come from one table of the units any cut rates,
-    sliced at each cut: the rows are those of a table made from the moves up to each cut,
-    to the bit."""
+    sliced at each cut, or from the partition's own table on disk: the rows are those of a
+    table made from the moves up to each cut, to the bit."""
     cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS, window_months=18)
     rows = _classical(small_site)
     cal = I.Calibration("percentile", 40, (), LINES[0], LINES[1], "")
@@ -216,3 +218,19 @@ def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(small_site) -
     assert [len(want[m]) for m, _ in cuts] == [len(got[m]) for m, _ in cuts]
     assert sum(r["status"] == "" for by in got.values() for r in by.values()) >= 10
     assert repr(got) == repr(want)  # every float exactly
+    # From the table the partition's ratings leave on disk: only its rows are read.
+    side = tmp_path / f"p00000-{'0' * 24}"
+    rated = family.partition_ratings(rows, cfg, cal, grid, width, "", side=side)
+    assert (side / "ups.npy").is_file() and len(rated.keys) > 0
+    tabled: list[object] = []
+    original = family._rated_units
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(family, "_rated_units", lambda *a: tabled.append(a) or original(*a))
+        beside = family.partition_edition_ratings(rows, cfg, cal, grid, width, "", cuts, side=side)
+    assert not tabled
+    assert repr(beside) == repr(want)
+    # Without the folder, or a unit missing from it, the rows are tabled here.
+    missing = family.partition_edition_ratings(
+        rows, cfg, cal, grid, width, "", cuts, side=tmp_path / "gone"
+    )
+    assert repr(missing) == repr(want)

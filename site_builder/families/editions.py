@@ -281,12 +281,14 @@ def _rated_again(
         work: Any = ipr_family.partition_edition_ratings
         args: tuple[Any, ...] = (site.settings.intrinsic, *result.rating_args)
         columns: tuple[str, ...] = ipr_family.TURN_READ
+        beside: dict[int, str] | None = result.rating_folders
     else:
         icfg = site.settings.intrinsic
         mileposts = tuple(range(icfg.milepost_min, icfg.milepost_max + 1, icfg.milepost_step))
         work = bayes_family.partition_edition_skill
         args = (site.settings.bayesian, result.width, mileposts)
         columns = bayes_family.MOVE_COLUMNS
+        beside = None
     n = site.partitions.store.partitions
     found = site.partitions.map(
         work,
@@ -295,6 +297,7 @@ def _rated_again(
         columns=columns,
         time_class="classical",
         only={partition_of(p, n) for _, players in spec for p in players},
+        beside=beside,
     )
     out: dict[float, list[dict[str, Any]]] = {}
     for part in found:

@@ -61,6 +61,9 @@ class IntrinsicResult:
     #: their Elo grid, the widest turn, the status without a calibration): the list's
     #: editions are rated with them (:func:`partition_edition_ratings`).
     rating_args: tuple[Any, ...] = ()
+    #: partition → the folder its unit table was left in (:func:`partition_ratings`), which
+    #: the editions read (:func:`partition_edition_ratings`).
+    rating_folders: dict[int, str] = field(default_factory=dict)
 
 
 ROW_COLUMNS = ["ipr", "ipr_lo", "ipr_hi", "edge", "turns", "games", "mean_elo", "status"]
@@ -198,7 +201,12 @@ def partition_ratings(
     table = found[0] if found is not None else None
     if table is not None and cal is not None:
         fitted = _for_fit(table, cal.method)
-        write_side(side, {a: getattr(fitted, a) for a in _SIDE_ARRAYS if getattr(fitted, a).size})
+        arrays = {a: getattr(fitted, a) for a in _SIDE_ARRAYS if getattr(fitted, a).size}
+        arrays.update(
+            game_id=np.array([g for g, _ in table.keys], dtype=str),
+            player=np.array([p for _, p in table.keys], dtype=str),
+        )
+        write_side(side, arrays)
     else:
         write_side(side, {})
     if found is None:
@@ -261,24 +269,37 @@ def partition_edition_ratings(
     width: int,
     cal_status: str,
     cuts: tuple[tuple[float, tuple[str, ...]], ...],
+    *,
+    side: Path | None = None,
 ) -> dict[float, dict[str, dict[str, Any]]]:
     """For each cut (an edition's as-of month, players): the IPR of those players' rating
     windows as they stood then, from their moves up to that month (``rows``: the partition's
     classical moves, :data:`TURN_READ`), with the site's calibration (see the methodology
     page: one Elo scale for every edition).
 
-    The rows any cut rates (a player's, up to the last cut that rates them) are tabled once:
-    a unit is one game's turns of one player, so the units of the rows up to a cut are whole
-    units of that table, with the same sums."""
+    A unit is one game's turns of one player, so the units of the rows up to a cut are whole
+    units of the partition, with the same sums: their rows are read from the unit table
+    :func:`partition_ratings` left in ``side``, and only when it is not there are the rows
+    any cut rates (a player's, up to the last cut that rates them) tabled here, once."""
     last_cut: dict[str, float] = {}
     for as_of, players in cuts:
         for name in players:
             last_cut[name] = max(last_cut.get(name, as_of), as_of)
     limit = rows["player"].map(last_cut).to_numpy(dtype=float)  # NaN: in no cut
-    found = _rated_units(rows[rows["months"].to_numpy(dtype=float) <= limit], cfg, cal, grid, width)
-    if found is None:
+    chosen = rows[rows["months"].to_numpy(dtype=float) <= limit]
+    units = intrinsic.unit_frame(
+        intrinsic.select_turns(chosen, cfg)[intrinsic.TURN_COLUMNS].reset_index(drop=True)
+    )
+    if units.empty:
         return intrinsic.rated_at_cuts(rows, cuts, lambda _: {})
-    table, units = found
+    table = None
+    if cal is not None and grid is not None:
+        keys = list(zip(units["game_id"].astype(str), units["player"].astype(str), strict=True))
+        table = _table_beside(side, grid, keys)
+        if table is None:
+            found = _rated_units(chosen, cfg, cal, grid, width)
+            assert found is not None  # the same turns as ``units``'
+            table = found[0]
     unit_keys = pd.MultiIndex.from_frame(units[["game_id", "player"]])
 
     def rate(chosen: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -287,6 +308,23 @@ def partition_edition_ratings(
         return _window_rows(table, cal, at, cfg, cal_status) if len(at) else {}
 
     return intrinsic.rated_at_cuts(rows, cuts, rate)
+
+
+def _table_beside(
+    side: Path | None, grid: FloatArray, keys: list[tuple[str, str]]
+) -> UnitTable | None:
+    """The unit table of ``keys`` from a partition's table in ``side`` (None when it is
+    not there or lacks one of them)."""
+    if side is None or not (side / "game_id.npy").is_file():
+        return None
+    games = np.load(side / "game_id.npy", allow_pickle=False)
+    players = np.load(side / "player.npy", allow_pickle=False)
+    where = {(str(g), str(p)): i for i, (g, p) in enumerate(zip(games, players, strict=True))}
+    keys = sorted(keys)
+    if any(k not in where for k in keys):
+        return None
+    found = np.array([(0, where[k]) for k in keys], dtype=np.int64).reshape(-1, 2)
+    return _read_table([str(side)], grid, keys, found)
 
 
 def _for_fit(table: UnitTable, fit: str) -> UnitTable:
@@ -560,6 +598,10 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             time_class="classical",
         )
         rating_args: tuple[Any, ...] = (agents, agent_elos, width, status)
+        rating_folders = {
+            part: str(folder)
+            for part, (_, folder) in zip(site.partitions.parts(), rated, strict=True)
+        }
         players, years = _player_rows(site, units, [p for p, _ in rated], cal_key)
         seconds["players"] = time.perf_counter() - clock
         clock = time.perf_counter()
@@ -572,6 +614,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     else:
         players = years = events = event_players = empty
         rating_args = ()
+        rating_folders = {}
         tables_of = None
         if part.grid is not None:  # no partition is rated: a table of the buckets' units
             sp, meta = _calibration_turns(found, calibration_ids, width)
@@ -591,6 +634,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         buckets,
         seconds,
         rating_args,
+        rating_folders,
     )
 
 
