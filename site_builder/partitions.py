@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -81,6 +81,39 @@ def _written_side(folder: Path) -> bool:
         and not folder.is_symlink()
         and all(f.suffix == ".npy" and f.is_file() for f in folder.iterdir())
     )
+
+
+def array_header(handle: BinaryIO) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype of the array in the .npy file ``handle`` (as :func:`write_side`
+    writes them: format 1.0 or 2.0, in row order), leaving the file at its first byte of
+    data."""
+    version = np.lib.format.read_magic(handle)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"an .npy format this build does not write: {version}")
+    read = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
+    shape, fortran, dtype = read(handle)
+    if fortran:
+        raise ValueError("an .npy array not in row order")
+    return tuple(shape), np.dtype(dtype)
+
+
+def _whole_side(folder: Path) -> bool:
+    """Whether every array of a side folder is whole: each file as long as its header says
+    (a file cut short or damaged since it was written is not)."""
+    try:
+        for f in folder.iterdir():
+            with f.open("rb") as handle:
+                shape, dtype = array_header(handle)
+                size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                if f.stat().st_size != handle.tell() + size:
+                    return False
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def write_side(side: Path, arrays: dict[str, NDArray[Any]]) -> None:
@@ -203,7 +236,9 @@ class Partitions:
         out: dict[int, T] = {}
         if memo.store is not None:
             for p, k in keys.items():
-                if side and not sides[p].is_dir():
+                if side and not (sides[p].is_dir() and _whole_side(sides[p])):
+                    if _written_side(sides[p]):  # damaged: written again below
+                        shutil.rmtree(sides[p], ignore_errors=True)
                     continue
                 hit = memo.store.get(k)
                 if hit is not None:

@@ -209,8 +209,13 @@ def test_side_output_is_reused_while_its_folder_is_there(small_site, tmp_path: P
         shutil.rmtree(first[0][1])  # a folder gone: that partition is computed again
         again = one.map_beside(_moves_beside, 2, columns=["player"])
         assert again == first and one.computed[name] == 6
+        damaged = first[1][1] / "counts.npy"  # a file cut short: computed and written again
+        whole = damaged.read_bytes()
+        damaged.write_bytes(whole[:-8])
+        again = one.map_beside(_moves_beside, 2, columns=["player"])
+        assert again == first and one.computed[name] == 7 and damaged.read_bytes() == whole
         other = one.map_beside(_moves_beside, 3, columns=["player"])
-        assert one.computed[name] == 11
+        assert one.computed[name] == 12
         assert sorted(p.name for p in root.iterdir()) == sorted(
             [mine.name, theirs.name, named.name, *(folder.name for _, folder in other)]
         )

@@ -34,7 +34,7 @@ from site_builder.config import IntrinsicSection
 from site_builder.forked import pool_map
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
-from site_builder.partitions import write_side
+from site_builder.partitions import array_header, write_side
 from site_builder.sitedata import SiteData, event_key
 
 
@@ -385,16 +385,8 @@ class _Opened:
                 self.files[folder, name] = None
             else:
                 f = path.open("rb")
-                version = np.lib.format.read_magic(f)
-                header = (
-                    np.lib.format.read_array_header_1_0
-                    if version == (1, 0)
-                    else np.lib.format.read_array_header_2_0
-                )
-                shape, fortran, dtype = header(f)
-                if fortran:
-                    raise ValueError(f"{path}: not in row order")
-                self.files[folder, name] = (f, np.dtype(dtype), tuple(shape), f.tell())
+                shape, dtype = array_header(f)
+                self.files[folder, name] = (f, dtype, shape, f.tell())
         found = self.files[folder, name]
         if found is None:
             return None
