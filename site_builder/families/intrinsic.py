@@ -378,7 +378,7 @@ class _Opened:
         ] = {}
 
     def rows(self, folder: str, name: str, rows: IntArray) -> FloatArray | None:
-        """Rows ``rows`` (sorted) of one array of a partition's table."""
+        """Rows ``rows`` (in that order) of one array of a partition's table."""
         if (folder, name) not in self.files:
             path = Path(folder) / f"{name}.npy"
             if not path.is_file():
@@ -472,7 +472,7 @@ def _rate_groups(task: _GroupTask) -> list[dict[str, Any]]:
     return out
 
 
-#: Units per task of the events' IPRs: enough to map each file once for many groups.
+#: Units per task of the events' IPRs: enough to open each file once for many groups.
 GROUP_CHUNK_UNITS = 4_000
 
 
