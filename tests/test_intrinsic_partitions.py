@@ -178,13 +178,14 @@ def test_an_events_units_are_gathered_as_one_table_orders_them(small_site, tmp_p
     grid = I.elo_grid(cal, 2000.0, 3000.0, 50.0)
     whole = I.unit_table(sp, meta, cal, grid)
     white = meta["white"].to_numpy(dtype=bool)
-    rated = []
+    folders, keys = [], []
     for j, side in enumerate((white, ~white)):  # two "partitions": the white and black units
         part = I.unit_table(sp.take(side), meta[side].reset_index(drop=True), cal, grid)
         folder = tmp_path / f"p{j:05d}-{'0' * 24}"
         write_side(folder, {name: getattr(part, name) for name in family._SIDE_ARRAYS})
-        rated.append((family.PartitionRatings({}, [], part.keys), folder))
-    gathered = family._SideTables(rated, grid)(list(reversed(whole.keys)))
+        folders.append(str(folder))
+        keys.append(part.keys)
+    gathered = family._SideTables(folders, keys, grid)(list(reversed(whole.keys)))
     assert gathered.keys == whole.keys and len(whole.keys) == 12
     for name in ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a"):
         assert np.array_equal(getattr(gathered, name), getattr(whole, name)), name

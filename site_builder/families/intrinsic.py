@@ -319,12 +319,10 @@ def _table_beside(
         return None
     games = np.load(side / "game_id.npy", allow_pickle=False)
     players = np.load(side / "player.npy", allow_pickle=False)
-    where = {(str(g), str(p)): i for i, (g, p) in enumerate(zip(games, players, strict=True))}
-    keys = sorted(keys)
-    if any(k not in where for k in keys):
-        return None
-    found = np.array([(0, where[k]) for k in keys], dtype=np.int64).reshape(-1, 2)
-    return _read_table([str(side)], grid, keys, found)
+    tables = _SideTables(
+        [str(side)], [list(zip(games.tolist(), players.tolist(), strict=True))], grid
+    )
+    return tables(keys) if all(k in tables.where for k in keys) else None
 
 
 def _for_fit(table: UnitTable, fit: str) -> UnitTable:
@@ -345,11 +343,11 @@ class _SideTables:
     """The unit tables the partitions left on disk (:func:`partition_ratings`): the table of
     any set of units, read from the partitions holding them, a unit's row at a time."""
 
-    def __init__(self, rated: list[tuple[PartitionRatings, Path]], grid: FloatArray) -> None:
+    def __init__(self, folders: list[str], keys: list[list[tuple[str, str]]], grid: FloatArray):
         self.grid = grid
-        self.folders = [str(folder) for _, folder in rated]
+        self.folders = folders
         #: unit → (its partition's folder, by position in ``folders``; its row there)
-        self.where = {key: (j, i) for j, (p, _) in enumerate(rated) for i, key in enumerate(p.keys)}
+        self.where = {key: (j, i) for j, found in enumerate(keys) for i, key in enumerate(found)}
 
     def __bool__(self) -> bool:
         return bool(self.where)
@@ -598,7 +596,9 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         seconds["players"] = time.perf_counter() - clock
         clock = time.perf_counter()
         # Every unit's statistics, in the table its player's partition left on disk.
-        tables = _SideTables(rated, agent_elos) if agent_elos is not None else None
+        tables = None
+        if agent_elos is not None:
+            tables = _SideTables([str(f) for _, f in rated], [p.keys for p, _ in rated], agent_elos)
         events, event_players = _event_rows(site, units, tables, use_cal, part.status, cal_key)
         seconds["events"] = time.perf_counter() - clock
         # The buckets' IPRs from the same tables (a calibration unit is a partition's unit).
