@@ -10,12 +10,16 @@ exits 1 when there are any.
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
+
+from lxml import etree
 
 #: Attributes that point at another resource, by tag.
 LINK_ATTRS = {
@@ -36,32 +40,44 @@ LIST_ATTRS = ("data-downloads",)
 FILE_ATTRS = ("data-index",)
 
 
-class _PageParser(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.links: list[tuple[str, str, int]] = []  # (tag, url, line)
-        self.ids: set[str] = set()
-        #: (script, root) of each search box: its data-index and data-root
-        self.indexes: list[tuple[str, str, int]] = []
+@dataclass
+class _Page:
+    """What the checks need of one page: its links, its ids and its search boxes."""
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        line = self.getpos()[0]
-        for name, value in attrs:
-            if value is None:
-                continue
+    links: list[tuple[str, str, int]] = field(default_factory=list)  # (tag, url, line)
+    ids: set[str] = field(default_factory=set)
+    #: (script, root, line) of each search box: its data-index and data-root
+    indexes: list[tuple[str, str, int]] = field(default_factory=list)
+
+
+def _read_page(data: bytes) -> _Page:
+    """Parsed by libxml2's HTML parser (lxml): scripts and styles are text, entities in
+    attributes are decoded, as a browser reads them."""
+    page = _Page()
+    try:
+        doc = etree.fromstring(data, etree.HTMLParser(encoding="utf-8"))
+    except etree.XMLSyntaxError:
+        return page
+    if doc is None:  # an empty file
+        return page
+    for el in doc.iter(etree.Element):
+        tag, attrs, line = el.tag, el.attrib, el.sourceline or 0
+        if not attrs:
+            continue
+        for name, value in attrs.items():
             if name in ("id", "name") and tag != "meta" and tag != "input":
-                self.ids.add(value)
+                page.ids.add(value)
             if name in LINK_ATTRS.get(tag, ()):
-                self.links.append((tag, value, line))
+                page.links.append((tag, value, line))
             if name in LIST_ATTRS:
                 for part in value.split():
-                    self.links.append((tag, part, line))
+                    page.links.append((tag, part, line))
             if name in FILE_ATTRS:
-                self.links.append((tag, value, line))
-        found = dict(attrs)
-        index = found.get("data-index")
+                page.links.append((tag, value, line))
+        index = attrs.get("data-index")
         if index:
-            self.indexes.append((index, found.get("data-root") or "", line))
+            page.indexes.append((index, attrs.get("data-root") or "", line))
+    return page
 
 
 @dataclass
@@ -85,11 +101,8 @@ class Report:
     targets: set[str] = field(default_factory=set)
 
 
-def _parse(path: Path) -> _PageParser:
-    parser = _PageParser()
-    parser.feed(path.read_text(encoding="utf-8"))
-    parser.close()
-    return parser
+def _parse(path: Path) -> _Page:
+    return _read_page(path.read_bytes())
 
 
 def _script_data(script: Path) -> Any:
@@ -125,21 +138,34 @@ def _bad_url(url: str) -> str:
     return ""
 
 
+def _regular_files(root: Path) -> set[str]:
+    """The site-relative paths of the site's files that are not symbolic links."""
+    found: set[str] = set()
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                found.add(os.path.relpath(path, root).replace(os.sep, "/"))
+    return found
+
+
 def check_site(root: Path) -> Report:
     """Check every ``*.html`` file under ``root``."""
     root = root.resolve()
     report = Report()
-    parsed: dict[Path, _PageParser] = {}
+    parsed: dict[Path, _Page] = {}
     checked: set[tuple[Path, Path]] = set()
 
-    def page(path: Path) -> _PageParser:
+    def page(path: Path) -> _Page:
         if path not in parsed:
             parsed[path] = _parse(path)
         return parsed[path]
 
+    files = _regular_files(root)
     for html in sorted(root.rglob("*.html")):
         report.pages += 1
         rel = html.relative_to(root).as_posix()
+        folder = posixpath.dirname(rel)
         for _tag, url, line in page(html).links:
             report.links += 1
             parts = urlsplit(url)
@@ -152,20 +178,26 @@ def check_site(root: Path) -> Report:
             if url.startswith("/"):
                 report.broken.append(Broken(rel, line, url, "absolute path: breaks from file://"))
                 continue
-            target = html if not parts.path else (html.parent / unquote(parts.path)).resolve()
-            if target != root and root not in target.parents:
-                report.broken.append(Broken(rel, line, url, "points outside the site"))
-                continue
-            if target.is_dir():
-                report.broken.append(Broken(rel, line, url, "a folder: no index.html from file://"))
-                continue
-            if not target.is_file():
-                report.broken.append(Broken(rel, line, url, "no such file"))
-                continue
-            report.targets.add(target.relative_to(root).as_posix())
-            if parts.fragment and target.suffix == ".html":
+            found = posixpath.normpath(posixpath.join(folder, unquote(parts.path)))
+            if not parts.path:
+                found = rel
+            elif found not in files:  # else the common case, without a system call
+                target = (html.parent / unquote(parts.path)).resolve()
+                if target != root and root not in target.parents:
+                    report.broken.append(Broken(rel, line, url, "points outside the site"))
+                    continue
+                if target.is_dir():
+                    why = "a folder: no index.html from file://"
+                    report.broken.append(Broken(rel, line, url, why))
+                    continue
+                if not target.is_file():
+                    report.broken.append(Broken(rel, line, url, "no such file"))
+                    continue
+                found = target.relative_to(root).as_posix()
+            report.targets.add(found)
+            if parts.fragment and found.endswith(".html"):
                 fragment = unquote(parts.fragment)
-                if fragment not in page(target).ids:
+                if fragment not in page(root / found).ids:
                     report.broken.append(Broken(rel, line, url, f"no id {fragment!r} there"))
         for index, base, line in page(html).indexes:
             _check_index(root, html, index, base, line, report, checked)

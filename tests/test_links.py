@@ -118,6 +118,30 @@ def test_the_link_checker_finds_broken_links(tmp_path: Path) -> None:
     ]
 
 
+def test_the_link_checker_follows_folders_symlinks_and_scripts_as_a_browser(
+    tmp_path: Path,
+) -> None:
+    """A folder or a symbolic link out of the site is broken even though its name looks fine;
+    markup inside a script's text is not a link; entities in an attribute are decoded."""
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    (site / "players").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "x.html").write_text("<p>not the site's</p>", encoding="utf-8")
+    (site / "out.html").symlink_to(elsewhere / "x.html")
+    (site / "b&c.html").write_text('<p id="top">b</p>', encoding="utf-8")
+    (site / "a.html").write_text(
+        '<a href="players/">1</a> <a href="out.html">2</a> <a href="b&amp;c.html#top">ok</a>'
+        "<script>const s = '<a href=\"missing.html\">';</script>",
+        encoding="utf-8",
+    )
+    report = check_site(site)
+    assert [(b.url, b.reason) for b in report.broken] == [
+        ("players/", "a folder: no index.html from file://"),
+        ("out.html", "points outside the site"),
+    ]
+    assert "b&c.html" in report.targets
+
+
 def test_the_link_checker_reads_the_search_index(tmp_path: Path) -> None:
     (tmp_path / "players").mkdir()
     (tmp_path / "assets").mkdir()
