@@ -11,7 +11,9 @@ nox.options.reuse_existing_virtualenvs = True
 @nox.session
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[test,distributed]")
-    session.run("pytest", *session.posargs)
+    # As the README's test command: one process per core, each file's tests in one of them.
+    args = session.posargs or ["-n", "auto", "--maxprocesses", "4", "--dist", "loadfile"]
+    session.run("pytest", *args)
 
 
 @nox.session
