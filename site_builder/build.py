@@ -125,7 +125,10 @@ def build(
         recover_output(output_dir)
         if not (output_dir / OUTPUT_RECORD).is_file() and not (output_dir / "index.html").exists():
             output_record(output_dir, WORK)  # refuses a non-empty folder that is not a site
-    with BuildCache(build_cache_dir(cache_dir)) as build_cache, contextlib.ExitStack() as stack:
+    with (
+        BuildCache(build_cache_dir(cache_dir), stamp=True) as build_cache,
+        contextlib.ExitStack() as stack,
+    ):
         manifest_key = entry(Kind.MANIFEST, str(output_dir.resolve()))
         old = build_cache.get(manifest_key) or {}
         previous = set()

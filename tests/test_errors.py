@@ -87,6 +87,52 @@ def test_build_cache_db_damaged_inside_is_moved_aside_before_use(
     assert "is damaged (database disk image is malformed" in err and "\n" not in err.strip()
 
 
+def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's quick_check reads the whole file (5.5 s for a 2.2 GB build cache): a cache its
+    build closed is opened without it; a write since then, even a damage in the same instant,
+    brings it back; a cache never closed (a killed build) is checked."""
+    from site_builder import incremental
+
+    checks: list[str] = []
+    connect = sqlite3.connect
+
+    def spy(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if "mode=ro" in str(database):
+            checks.append(str(database))
+        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", spy)
+
+    def reopen(stamp: bool = True) -> int:
+        monkeypatch.setattr(incremental, "_CHECKED", set())  # a new process
+        checks.clear()
+        with BuildCache(folder, stamp=stamp) as cache:
+            cache.get("plies|1")
+        return len(checks)
+
+    folder = tmp_path / "analysis-build"
+    with BuildCache(folder, stamp=True) as cache, cache.transact():
+        for i in range(3000):
+            cache.set(f"plies|{i}", ("e2e4", i))
+    assert (folder / incremental.SOUND_STAMP).is_file()
+    assert reopen() == 0 and reopen() == 0
+    assert reopen(stamp=False) == 0  # a worker's: the stamp is used, then gone
+    assert reopen() == 1  # so the next one checks, and stamps again
+    assert reopen() == 0
+    with pytest.raises(sqlite3.DatabaseError), BuildCache(folder, stamp=True):
+        raise sqlite3.DatabaseError("database disk image is malformed")  # found while read
+    assert reopen() == 1  # a failed build leaves no stamp
+    db = folder / "cache.db"
+    with db.open("r+b") as f:  # at once: the same coarse file time as the close
+        f.seek(40_000)
+        f.write(os.urandom(8192))
+    assert reopen() == 1
+    assert (tmp_path / "analysis-build.damaged-1/cache.db").exists()
+    assert "is damaged (database disk image is malformed" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "value",
     [b"\x01" * 100_000, "move rows " * 10_000, {"rows": list(range(30_000))}],

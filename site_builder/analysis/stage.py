@@ -520,7 +520,7 @@ def prepare(
             scheduler,
             previous_slugs,
         )
-    with BuildCache(build_cache_dir(cache_dir)) as own_cache:
+    with BuildCache(build_cache_dir(cache_dir), stamp=True) as own_cache:
         return _prepare(
             content_dir,
             settings,
