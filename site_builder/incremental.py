@@ -195,10 +195,8 @@ def mark_sound(db: Path) -> None:
             return
         st = db.stat()
         os.utime(db, ns=(st.st_atime_ns, time.time_ns() - _STAMP_BACK_NS))
-        marker = db.with_name(SOUND_STAMP)
-        part = marker.with_name(f"{SOUND_STAMP}.tmp-{os.getpid()}")
-        part.write_text(json.dumps(_stamp(db)), encoding="utf-8")
-        os.replace(part, marker)
+        # Written in place: a stamp cut short is not JSON, and the next opening checks.
+        db.with_name(SOUND_STAMP).write_text(json.dumps(_stamp(db)), encoding="utf-8")
 
 
 def _closed_whole(db: Path) -> bool:

@@ -121,6 +121,9 @@ def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
     assert reopen(stamp=False) == 0  # a worker's: the stamp is used, then gone
     assert reopen() == 1  # so the next one checks, and stamps again
     assert reopen() == 0
+    stamp = folder / incremental.SOUND_STAMP
+    stamp.write_bytes(stamp.read_bytes()[:20])  # a stamp cut short (the process died)
+    assert reopen() == 1
     with pytest.raises(sqlite3.DatabaseError), BuildCache(folder, stamp=True):
         raise sqlite3.DatabaseError("database disk image is malformed")  # found while read
     assert reopen() == 1  # a failed build leaves no stamp
