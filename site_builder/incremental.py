@@ -233,7 +233,7 @@ class BuildCache:
 
     def __init__(self, directory: Path, stamp: bool = False) -> None:
         self.directory = directory
-        self._stamp = stamp
+        self._stamp_when_closed = stamp
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._cache = self._open(directory)
@@ -273,7 +273,7 @@ class BuildCache:
     def close(self, whole: bool = True) -> None:
         """``whole``: the work ended without an error (else the next opening checks it)."""
         self._cache.close()
-        if self._stamp and whole:
+        if self._stamp_when_closed and whole:
             mark_sound(self.directory / "cache.db")
 
     def __enter__(self) -> BuildCache:

@@ -178,10 +178,12 @@ def check_site(root: Path) -> Report:
             if url.startswith("/"):
                 report.broken.append(Broken(rel, line, url, "absolute path: breaks from file://"))
                 continue
-            found = posixpath.normpath(posixpath.join(folder, unquote(parts.path)))
-            if not parts.path:
-                found = rel
-            elif found not in files:  # else the common case, without a system call
+            found = (
+                posixpath.normpath(posixpath.join(folder, unquote(parts.path)))
+                if parts.path
+                else rel
+            )
+            if parts.path and found not in files:  # else no system call: the common case
                 target = (html.parent / unquote(parts.path)).resolve()
                 if target != root and root not in target.parents:
                     report.broken.append(Broken(rel, line, url, "points outside the site"))
