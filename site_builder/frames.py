@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -53,17 +54,77 @@ def forget_memos() -> None:
     _MEMO.clear()
 
 
-def records_by(frame: pd.DataFrame, column: str) -> dict[str, list[dict[str, Any]]]:
+class _Picker:
+    """One column of a frame, read a few rows at a time with the values :func:`records`
+    gives: numbers stay in their numpy array and strings are coded once, so the frame's
+    rows are never all made into Python objects."""
+
+    __slots__ = ("array", "boxed", "labels", "missing")
+
+    def __init__(self, column: pd.Series) -> None:
+        dtype = column.dtype
+        self.labels: list[Any] | None = None
+        self.missing: Any = None
+        #: Values that :func:`plain` must unbox (object and extension columns).
+        self.boxed = False
+        if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+            self.array: Any = column.to_numpy()
+        elif isinstance(dtype, np.dtype) and dtype.kind == "O":
+            self.array = column.to_numpy()
+            self.boxed = True
+        elif isinstance(dtype, pd.StringDtype):
+            codes, uniques = pd.factorize(column, use_na_sentinel=True)
+            self.array = codes
+            self.labels = [plain(v) for v in uniques.tolist()]
+            self.missing = plain(dtype.na_value)
+        else:  # other extension types: taken from the array as records() reads it
+            self.array = column.array
+            self.boxed = True
+
+    def take(self, at: np.ndarray[Any, Any]) -> list[Any]:
+        if self.labels is not None:
+            labels, missing = self.labels, self.missing
+            return [labels[c] if c >= 0 else missing for c in self.array[at].tolist()]
+        values = self.array.take(at) if not isinstance(self.array, np.ndarray) else self.array[at]
+        out = values.tolist()
+        return [plain(v) for v in out] if self.boxed else out
+
+
+class RecordIndex:
+    """:func:`records` of a frame's rows grouped by the string value of one column, made
+    for one group at a time when asked (:meth:`get`): the index holds each group's row
+    positions and the columns coded once, not every row as a dict."""
+
+    def __init__(self, frame: pd.DataFrame, column: str) -> None:
+        self.names = [str(c) for c in frame.columns]
+        self.pickers = [_Picker(frame.iloc[:, i]) for i in range(len(self.names))]
+        self.groups: dict[str, np.ndarray[Any, Any]] = {}
+        if len(frame):
+            keys = self.pickers[self.names.index(column)].take(np.arange(len(frame)))
+            found: dict[str, list[int]] = {}
+            for i, key in enumerate(keys):
+                found.setdefault(str(key), []).append(i)
+            self.groups = {k: np.array(v, dtype=np.intp) for k, v in found.items()}
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.groups
+
+    def get(self, value: str, default: Any = None) -> Any:
+        """The group's rows as dicts, in frame order (``default`` when it has none)."""
+        at = self.groups.get(value)
+        if at is None:
+            return default
+        if not self.names:
+            return [{} for _ in range(len(at))]
+        columns = [p.take(at) for p in self.pickers]
+        names = self.names
+        return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def records_by(frame: pd.DataFrame, column: str) -> RecordIndex:
     """:func:`records` of ``frame`` grouped by the string value of ``column``, in row order;
-    grouped once per frame, so per-page lookups cost a dict access."""
-
-    def group() -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {}
-        for row in records(frame):
-            out.setdefault(str(row[column]), []).append(row)
-        return out
-
-    found: dict[str, list[dict[str, Any]]] = memo_on(frame, f"records_by|{column}", group)
+    indexed once per frame, each group's rows made when asked for."""
+    found: RecordIndex = memo_on(frame, f"records_by|{column}", lambda: RecordIndex(frame, column))
     return found
 
 

@@ -30,20 +30,24 @@ def _by(res: ResultsData, what: str, column: str, value: str) -> list[dict[str, 
     return records_by(frame, column).get(value, [])
 
 
-def _statuses(res: ResultsData) -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
-    """player → [(scope key, row, rank or None)] over every list (indexed once)."""
+def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], int | None]]:
+    """[(scope key, row, rank or None)] of ``player`` over every list, in list order (each
+    list indexed once)."""
 
-    def make() -> dict[str, list[tuple[str, dict[str, Any], int | None]]]:
-        out: dict[str, list[tuple[str, dict[str, Any], int | None]]] = {}
+    def make() -> list[tuple[str, Any, dict[str, int]]]:
+        out = []
         for key, frame in res.lists.items():
             order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
             ranks = {p: i for i, p in enumerate(order["player"], start=1)}
-            for row in records(frame):
-                out.setdefault(row["player"], []).append((key, row, ranks.get(row["player"])))
+            out.append((key, records_by(frame, "player"), ranks))
         return out
 
-    found: dict[str, list[tuple[str, dict[str, Any], int | None]]] = memo_on(res, "statuses", make)
-    return found
+    lists: list[tuple[str, Any, dict[str, int]]] = memo_on(res, "statuses", make)
+    return [
+        (key, row, ranks.get(row["player"]))
+        for key, rows, ranks in lists
+        for row in rows.get(player, [])
+    ]
 
 
 def changed_settings(cfg: ResultsSection) -> list[dict[str, Any]]:
@@ -826,7 +830,7 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
     names = {k: (n, p) for k, n, p in _LIST_NAMES}
     order = {k: i for i, (k, _, _) in enumerate(_LIST_NAMES)}
     out = []
-    for key, row, rank in _statuses(res).get(player, []):
+    for key, row, rank in _statuses(res, player):
         if key in names:
             name, path = names[key]
         elif key.startswith("year-"):

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from site_builder.frames import memo_on as _memo
-from site_builder.frames import records, records_by
+from site_builder.frames import records_by
 from site_builder.model import GameRecord
 from site_builder.sitedata import EventColumn, Family, SiteData, SummaryItem
 
@@ -48,8 +48,10 @@ def _frame(obj: Any, name: str, *columns: str) -> pd.DataFrame | None:
     return frame
 
 
-def _by_player(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    return {str(r["player"]): r for r in records(frame)}
+def _row_of(frame: pd.DataFrame, player: str) -> dict[str, Any] | None:
+    """The player's (last) row of ``frame``, None when it has none."""
+    rows = records_by(frame, "player").get(player)
+    return rows[-1] if rows else None
 
 
 def _ranks(frame: pd.DataFrame) -> tuple[dict[str, int], int]:
@@ -217,18 +219,12 @@ def results_summary(site: SiteData, player: str) -> list[SummaryItem]:
     if not isinstance(lists, dict):
         return []
     ranks = _memo(res, "ranks", lambda: _results_ranks(res))
-    rows = _memo(
-        res,
-        "rows",
-        lambda: {
-            k: _by_player(f)
-            for k, f in ((k, lists.get(k)) for k, _label, _href in _RESULTS_LISTS)
-            if isinstance(f, pd.DataFrame) and "player" in f.columns
-        },
-    )
     out = []
     for key, label, href in _RESULTS_LISTS:
-        row = rows.get(key, {}).get(player)
+        frame = lists.get(key)
+        if not isinstance(frame, pd.DataFrame) or "player" not in frame.columns:
+            continue
+        row = _row_of(frame, player)
         if row is None:
             continue
         rank, of = ranks.get(key, ({}, 0))
@@ -273,8 +269,7 @@ def _interval_summary(
     if frame is None:
         status = str(getattr(res, "status", "") or "")
         return [SummaryItem(label, None, digits, unit, href=href, note=status)] if status else []
-    rows = _memo(frame, "rows", lambda: _by_player(frame))
-    row = rows.get(player)
+    row = _row_of(frame, player)
     if row is None:
         return []
     ranks, of = _memo(frame, "ranks", lambda: _ranks(frame))
