@@ -4,10 +4,12 @@ calculations and the page builders alike)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 import pandas as pd
+
+T = TypeVar("T")
 
 
 def plain(value: Any) -> Any:
@@ -109,6 +111,10 @@ class RecordIndex:
     def __contains__(self, value: object) -> bool:
         return value in self.groups
 
+    @overload
+    def get(self, value: str) -> list[dict[str, Any]] | None: ...
+    @overload
+    def get(self, value: str, default: T) -> list[dict[str, Any]] | T: ...
     def get(self, value: str, default: Any = None) -> Any:
         """The group's rows as dicts, in frame order (``default`` when it has none)."""
         at = self.groups.get(value)

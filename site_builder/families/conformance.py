@@ -423,8 +423,7 @@ def compute(site: SiteData) -> ConformanceResult:
     mae = _mae_rows(wcc)
     # The δ spectra (most of the result's size: 30 MB on the demo) serve the head-to-head
     # and the title-match rows only; they are not kept with the result.
-    models.spectra.clear()
-    models.spectra_rows = None
+    models.spectra = {}
 
     comp = _complexity(complexity_rows, pool, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)

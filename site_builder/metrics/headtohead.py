@@ -50,10 +50,9 @@ class Models:
     white_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     black_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     gain_model: gain.GainModel | None = None
+    #: Each player-year's δ spectrum, made when first read (:class:`Spectra`): only the
+    #: compared player-years and the title matches' read one.
     spectra: dict[Key, np.ndarray] = field(default_factory=dict)
-    #: The spectra of :attr:`eligible` as the rows of one array (``spectra`` holds views of
-    #: its rows), so the head-to-head does not copy them; None when not made so.
-    spectra_rows: np.ndarray | None = None
 
     @functools.cached_property
     def eligible(self) -> list[Key]:
@@ -245,9 +244,8 @@ def assemble(
     max_cp = round(cfg.clip_pawns * 100)
     models.gain_model = gain.GainModel(max_cp, cfg.n0, cfg.gain_vector, cfg.b_pawns, cfg.tanh_a)
     owner = {key: part for part in parts for key in part.white_counts}
-    width = models.gain_model.period // 2 + 1
-    spectra = models.spectra_rows = np.empty((len(models.eligible), width), dtype=complex)
-    for i, key in enumerate(models.eligible):
+    models.spectra = Spectra(models.gain_model, {k: owner[k].gain[k] for k in models.eligible})
+    for key in models.eligible:
         w_counts = owner[key].white_counts[key]
         b_counts = owner[key].black_counts[key]
         models.white_rows[key] = w_counts.sum(axis=1)
@@ -269,9 +267,21 @@ def assemble(
                 cfg.markov_exit_pseudo,
                 models.black_exits[key],
             )
-        spectra[i] = models.gain_model.spectrum(owner[key].gain[key])
-        models.spectra[key] = spectra[i]
     return models
+
+
+class Spectra(dict[Key, np.ndarray]):
+    """Player-year → its δ spectrum, computed when first read: an eligible player-year's
+    spectrum is a row of about 30,000 complex numbers, and most are never compared."""
+
+    def __init__(self, model: gain.GainModel, gains: dict[Key, np.ndarray]) -> None:
+        super().__init__()
+        self.model = model
+        self.gains = gains
+
+    def __missing__(self, key: Key) -> np.ndarray:
+        found = self[key] = self.model.spectrum(self.gains[key])
+        return found
 
 
 @dataclass(frozen=True)
@@ -341,9 +351,7 @@ def head_to_head(models: Models, limit: int) -> HeadToHead:
     avg = 0.5 * (white_score + 1.0 - white_score.T)
     gain_scores = np.full((n, n), np.nan)
     if n and models.gain_model is not None:
-        specs = models.spectra_rows
-        if specs is None or len(specs) != n:
-            specs = np.stack([models.spectra[k] for k in keys])
+        specs = np.stack([models.spectra[k] for k in keys])
         gain_scores = gain.score_matrix(models.gain_model, specs)
     conf = np.full((n, n), np.nan)
     if models.fit is not None:

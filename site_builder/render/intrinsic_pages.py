@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from site_builder.families.intrinsic import IntrinsicResult, compute, sort_list
-from site_builder.frames import memo_on, records, records_by
+from site_builder.frames import RecordIndex, memo_on, records, records_by
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Fit
 from site_builder.render import charts, edition_pages, paging
@@ -385,7 +385,7 @@ def event_files(site: SiteData, key: str) -> list[Page]:
     return download_pages(event_downloads_base(site, key), rows, EVENT_DOWNLOAD)[1] if rows else []
 
 
-def _event_lists(res: IntrinsicResult) -> dict[str, list[dict[str, Any]]]:
+def _event_lists(res: IntrinsicResult) -> RecordIndex:
     """event → its players' rows in list order (sorted once)."""
     ordered = memo_on(res.event_players, "sorted", lambda: sort_list(res.event_players))
     return records_by(ordered, "event")
