@@ -561,6 +561,10 @@ def game_page(
     )
 
 
+#: Fragments a render process holds before they go into the build cache in one commit.
+_FRAGMENTS_HELD = 256
+
+
 def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -> T:
     """``make()``, rendered HTML that depends on ``key`` only: kept in the build cache under
     the key and the templates' digest, and made only when missing."""
@@ -572,7 +576,18 @@ def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -
         found = site.cache.store.get(entry)
     if found is None:
         found = site.state.new_fragments[entry] = make()
+        if len(site.state.new_fragments) >= _FRAGMENTS_HELD:
+            store_fragments(site)
     return found
+
+
+def store_fragments(site: SiteData) -> None:
+    """The fragments rendered since the last call, into the build cache in one commit."""
+    if site.cache.store is not None and site.state.new_fragments:
+        with site.cache.store.transact():
+            for entry, html in site.state.new_fragments.items():
+                site.cache.store.set(entry, html)
+    site.state.new_fragments.clear()
 
 
 def _fragment(

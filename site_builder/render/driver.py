@@ -12,6 +12,7 @@ from typing import Any
 from site_builder import __version__
 from site_builder.forked import keep
 from site_builder.incremental import BuildCache, code_digest, digest
+from site_builder.render.core_pages import store_fragments
 from site_builder.render.output import (
     WorkerHooks,
     WriteStats,
@@ -78,15 +79,15 @@ def render_site(
     )
     if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
-    _store_fragments(site)
+    store_fragments(site)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
 
 
 def _render_worker_hooks(site: SiteData) -> WorkerHooks:
     """A forked render worker reads the build cache through its own connection (an SQLite
-    connection must not be used across a fork). Each share's fragments go into the build cache
-    when the share ends, from whichever process rendered them, so none is held for the rest of
-    the build."""
+    connection must not be used across a fork). The fragments a process renders go into the
+    build cache a few hundred at a time and when each share ends, from whichever process
+    rendered them, so no process holds a share's fragments."""
 
     def start() -> None:
         keep(site.cache.store)
@@ -95,15 +96,6 @@ def _render_worker_hooks(site: SiteData) -> WorkerHooks:
         site.state.new_fragments.clear()
 
     def harvest() -> None:
-        _store_fragments(site)
+        store_fragments(site)
 
     return WorkerHooks(start, harvest, lambda _: None)
-
-
-def _store_fragments(site: SiteData) -> None:
-    """The fragments rendered since the last call, into the build cache in one commit."""
-    if site.cache.store is not None and site.state.new_fragments:
-        with site.cache.store.transact():
-            for entry, html in site.state.new_fragments.items():
-                site.cache.store.set(entry, html)
-    site.state.new_fragments.clear()
