@@ -94,22 +94,28 @@ class _Picker:
 
 class RecordIndex:
     """:func:`records` of a frame's rows grouped by the string value of one column, made
-    for one group at a time when asked (:meth:`get`): the index holds each group's row
-    positions and the columns coded once, not every row as a dict."""
+    for one group at a time when asked (:meth:`get`): the index holds the rows sorted by
+    group (one integer a row) and the columns coded once, not every row as a dict."""
 
     def __init__(self, frame: pd.DataFrame, column: str) -> None:
         self.names = [str(c) for c in frame.columns]
         self.pickers = [_Picker(frame.iloc[:, i]) for i in range(len(self.names))]
-        self.groups: dict[str, np.ndarray[Any, Any]] = {}
+        keys = []
         if len(frame):
-            keys = self.pickers[self.names.index(column)].take(np.arange(len(frame)))
-            found: dict[str, list[int]] = {}
-            for i, key in enumerate(keys):
-                found.setdefault(str(key), []).append(i)
-            self.groups = {k: np.array(v, dtype=np.intp) for k, v in found.items()}
+            keys = [
+                str(k) for k in self.pickers[self.names.index(column)].take(np.arange(len(frame)))
+            ]
+        codes, uniques = pd.factorize(np.array(keys, dtype=object), sort=False)
+        #: group → its number; the rows of group k are order[starts[k]:starts[k + 1]]
+        self.index = pd.Index(uniques, dtype=object)
+        self.order = np.argsort(codes, kind="stable")
+        self.starts = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(uniques)))]
+
+    def keys(self) -> list[str]:
+        return [str(k) for k in self.index]
 
     def __contains__(self, value: object) -> bool:
-        return value in self.groups
+        return value in self.index
 
     @overload
     def get(self, value: str) -> list[dict[str, Any]] | None: ...
@@ -117,9 +123,10 @@ class RecordIndex:
     def get(self, value: str, default: T) -> list[dict[str, Any]] | T: ...
     def get(self, value: str, default: Any = None) -> Any:
         """The group's rows as dicts, in frame order (``default`` when it has none)."""
-        at = self.groups.get(value)
-        if at is None:
+        if value not in self.index:
             return default
+        k = int(self.index.get_loc(value))
+        at = self.order[self.starts[k] : self.starts[k + 1]]
         if not self.names:
             return [{} for _ in range(len(at))]
         columns = [p.take(at) for p in self.pickers]

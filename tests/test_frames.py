@@ -64,7 +64,7 @@ def _frames(draw: st.DrawFn) -> pd.DataFrame:
 def test_a_group_is_the_rows_records_makes(frame: pd.DataFrame, column: str) -> None:
     expected = _grouped_records(frame, column)
     index = RecordIndex(frame, column)
-    assert set(index.groups) == set(expected)
+    assert set(index.keys()) == set(expected)
     for key, rows in expected.items():
         assert key in index
         assert _same(index.get(key), rows), key
@@ -83,5 +83,5 @@ def test_records_by_is_indexed_once_per_frame() -> None:
 
 def test_a_frame_without_rows() -> None:
     frame = pd.DataFrame({"player": pd.array([], dtype="str"), "q": np.array([], dtype=float)})
-    assert RecordIndex(frame, "player").groups == {}
+    assert RecordIndex(frame, "player").keys() == []
     assert RecordIndex(frame, "player").get("A", []) == []

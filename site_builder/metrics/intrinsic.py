@@ -778,7 +778,9 @@ def free_fits(
     fitted = [m for m in mileposts if len(at[m]) >= cfg.min_turns]
     tasks = [(m, method) for method in methods for m in fitted]
     order = _largest_first([len(at[m]) for m, _ in tasks])
-    done = run(_fit_agent_task, [(sp.take(at[tasks[i][0]]), tasks[i][1], cfg.lines) for i in order])
+    # One copy of each bucket's turns, which every method's task reads.
+    turns = {m: sp.take(at[m]) for m in fitted}
+    done = run(_fit_agent_task, [(turns[tasks[i][0]], tasks[i][1], cfg.lines) for i in order])
     found = {tasks[i]: fit for i, fit in zip(order, done, strict=True)}
     return {method: {m: found.get((m, method)) for m in mileposts} for method in methods}
 
