@@ -18,8 +18,10 @@ from site_builder.model import GameRecord
 from site_builder.render import charts, paging, summary
 from site_builder.render.tables import Column, download_pages
 from site_builder.render.writer import (
+    Chained,
     Deferred,
     Digested,
+    MadeWhenRead,
     Page,
     PageSet,
     render_fragment,
@@ -898,7 +900,7 @@ def methodology_page(site: SiteData, families: Sequence[Family]) -> Page:
 
 
 def make_core_family(families: Sequence[Family]) -> Family:
-    def pages(site: SiteData) -> list[Page | PageSet]:
+    def pages(site: SiteData) -> Sequence[Page | PageSet]:
         by_player = _games_of(site)
         by_event = site.games_of_event()
         out: list[Page | PageSet] = [
@@ -910,8 +912,6 @@ def make_core_family(families: Sequence[Family]) -> Family:
         for key, event_games in sorted(by_event.items()):
             out.append(event_page_set(site, key, event_games, families))
         out += report_page(site)
-        for name, player_games in sorted(by_player.items()):
-            out.append(player_page_set(site, name, player_games, families))
         neighbours: dict[str, tuple[GameRecord | None, GameRecord | None]] = {}
         for games in by_event.values():
             ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))
@@ -919,11 +919,16 @@ def make_core_family(families: Sequence[Family]) -> Family:
                 prev = ordered[i - 1] if i > 0 else None
                 nxt = ordered[i + 1] if i + 1 < len(ordered) else None
                 neighbours[g.game_id] = (prev, nxt)
-        out += [
-            game_page_set(site, g, families, neighbours.get(g.game_id, (None, None)))
-            for g in site.games
-        ]
-        return out
+        # A page set for every player and every game: made where it is rendered.
+        player_sets = MadeWhenRead(
+            sorted(by_player.items()),
+            lambda item: player_page_set(site, item[0], item[1], families),
+        )
+        game_sets = MadeWhenRead(
+            site.games,
+            lambda g: game_page_set(site, g, families, neighbours.get(g.game_id, (None, None))),
+        )
+        return Chained([out, player_sets, game_sets])
 
     return Family(
         name="core",

@@ -20,7 +20,7 @@ from site_builder.render.output import (
     templates_digest,
     write_site,
 )
-from site_builder.render.writer import commit_changes, environment, staging_dir
+from site_builder.render.writer import Chained, commit_changes, environment, staging_dir
 from site_builder.sitedata import Family, SiteData
 from site_builder.targets import OUTPUT_RECORD
 
@@ -52,7 +52,7 @@ def render_site(
     templates = templates_digest()
     site.state.templates = templates
     site.state.jinja = env = environment(bytecode_dir)
-    items = [p for fam in families for p in fam.pages(site)]
+    items = Chained([fam.pages(site) for fam in families])
     staging = staging_dir(output_dir)  # on the output's file system: moves are renames
     nav = [item for fam in families for item in fam.nav]
     common = {

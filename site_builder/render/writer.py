@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import errno
 import functools
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -15,7 +17,7 @@ import shutil
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import jinja2
 from markupsafe import Markup
@@ -99,6 +101,53 @@ class PageSet:
 
     def key_value(self) -> Any:
         return self.key() if callable(self.key) else self.key
+
+
+class MadeWhenRead(Sequence["Page | PageSet"]):
+    """Items made one at a time as they are read (``make(arg)`` for each of ``args``), so
+    that a site's page sets (one per player, one per game) are not all held, with their
+    closures, by the process that deals them out to the render's workers."""
+
+    def __init__(self, args: Sequence[Any], make: Callable[[Any], Page | PageSet]) -> None:
+        self.args = args
+        self.make = make
+
+    def __len__(self) -> int:
+        return len(self.args)
+
+    @overload
+    def __getitem__(self, index: int) -> Page | PageSet: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Page | PageSet]: ...
+    def __getitem__(self, index: int | slice) -> Page | PageSet | list[Page | PageSet]:
+        if isinstance(index, slice):
+            return [self.make(a) for a in self.args[index]]
+        return self.make(self.args[index])
+
+
+class Chained(Sequence["Page | PageSet"]):
+    """Several sequences of items read as one, none copied."""
+
+    def __init__(self, parts: Sequence[Sequence[Page | PageSet]]) -> None:
+        self.parts = [part for part in parts if len(part)]
+        self.ends = list(itertools.accumulate(len(part) for part in self.parts))
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    @overload
+    def __getitem__(self, index: int) -> Page | PageSet: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Page | PageSet]: ...
+    def __getitem__(self, index: int | slice) -> Page | PageSet | list[Page | PageSet]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        k = bisect.bisect_right(self.ends, index)
+        return self.parts[k][index - (self.ends[k - 1] if k else 0)]
 
 
 def expand(items: Sequence[Page | PageSet]) -> list[Page]:
