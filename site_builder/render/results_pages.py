@@ -14,7 +14,7 @@ import pandas as pd
 from site_builder.config import ResultsSection
 from site_builder.families import results as results_family
 from site_builder.families.results import TIME_CLASSES, ResultsData, latest_tags
-from site_builder.frames import memo_on, records, records_by
+from site_builder.frames import RecordIndex, memo_on, records, records_by
 from site_builder.metrics import results
 from site_builder.model import GameRecord
 from site_builder.render import charts, edition_pages, paging
@@ -34,7 +34,7 @@ def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], 
     """[(scope key, row, rank or None)] of ``player`` over every list, in list order (each
     list indexed once)."""
 
-    def make() -> list[tuple[str, Any, dict[str, int]]]:
+    def make() -> list[tuple[str, RecordIndex, dict[str, int]]]:
         out = []
         for key, frame in res.lists.items():
             order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
@@ -42,7 +42,7 @@ def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], 
             out.append((key, records_by(frame, "player"), ranks))
         return out
 
-    lists: list[tuple[str, Any, dict[str, int]]] = memo_on(res, "statuses", make)
+    lists: list[tuple[str, RecordIndex, dict[str, int]]] = memo_on(res, "statuses", make)
     return [
         (key, row, ranks.get(row["player"]))
         for key, rows, ranks in lists

@@ -103,7 +103,27 @@ class PageSet:
         return self.key() if callable(self.key) else self.key
 
 
-class MadeWhenRead(Sequence["Page | PageSet"]):
+class _Items(Sequence["Page | PageSet"]):
+    """A read-only sequence of items whose item ``i`` is :meth:`item` (``0 <= i < len``)."""
+
+    def item(self, index: int) -> Page | PageSet:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Page | PageSet: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Page | PageSet]: ...
+    def __getitem__(self, index: int | slice) -> Page | PageSet | list[Page | PageSet]:
+        if isinstance(index, slice):
+            return [self.item(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self.item(index)
+
+
+class MadeWhenRead(_Items):
     """Items made one at a time as they are read (``make(arg)`` for each of ``args``), so
     that a site's page sets (one per player, one per game) are not all held, with their
     closures, by the process that deals them out to the render's workers."""
@@ -115,17 +135,11 @@ class MadeWhenRead(Sequence["Page | PageSet"]):
     def __len__(self) -> int:
         return len(self.args)
 
-    @overload
-    def __getitem__(self, index: int) -> Page | PageSet: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Page | PageSet]: ...
-    def __getitem__(self, index: int | slice) -> Page | PageSet | list[Page | PageSet]:
-        if isinstance(index, slice):
-            return [self.make(a) for a in self.args[index]]
+    def item(self, index: int) -> Page | PageSet:
         return self.make(self.args[index])
 
 
-class Chained(Sequence["Page | PageSet"]):
+class Chained(_Items):
     """Several sequences of items read as one, none copied."""
 
     def __init__(self, parts: Sequence[Sequence[Page | PageSet]]) -> None:
@@ -135,17 +149,7 @@ class Chained(Sequence["Page | PageSet"]):
     def __len__(self) -> int:
         return self.ends[-1] if self.ends else 0
 
-    @overload
-    def __getitem__(self, index: int) -> Page | PageSet: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Page | PageSet]: ...
-    def __getitem__(self, index: int | slice) -> Page | PageSet | list[Page | PageSet]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
+    def item(self, index: int) -> Page | PageSet:
         k = bisect.bisect_right(self.ends, index)
         return self.parts[k][index - (self.ends[k - 1] if k else 0)]
 
