@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,9 @@ RECORD = "store.json"
 _SUFFIX = ".parquet"
 #: The key of a partition file's facts (:func:`partition_facts`) in its Parquet metadata.
 _FACTS = b"site_builder.facts"
+#: A partition file's games and the key of each one's rows (JSON), so that the next build can
+#: keep an unchanged game's rows from the file instead of reading them from the build cache.
+_MEMBERS = b"site_builder.members"
 
 
 #: A column the store adds to each partition file: :func:`position_hash` of each row's
@@ -188,8 +191,15 @@ class MoveStore:
         key = self.keys.get(part)
         return key if key is not None and self.path(part, key).is_file() else None
 
-    def write(self, part: int, key: str, rows: pd.DataFrame | pa.Table) -> None:
-        """The partition's rows (in move-table order) as its file under ``key``."""
+    def write(
+        self,
+        part: int,
+        key: str,
+        rows: pd.DataFrame | pa.Table,
+        members: Mapping[str, str] | None = None,
+    ) -> None:
+        """The partition's rows (in move-table order) as its file under ``key``; ``members``
+        (game → the key of its rows), when given, are recorded in the file's footer."""
         self.directory.mkdir(parents=True, exist_ok=True)
         target = self.path(part, key)
         if not target.is_file():
@@ -197,7 +207,10 @@ class MoveStore:
             if POSITION_HASH not in table.column_names:
                 table = table.append_column(POSITION_HASH, _position_hashes(table["position"]))
             facts = json.dumps(partition_facts(table), sort_keys=True).encode()
-            table = table.replace_schema_metadata({**(table.schema.metadata or {}), _FACTS: facts})
+            footer = {**(table.schema.metadata or {}), _FACTS: facts}
+            if members is not None:
+                footer[_MEMBERS] = json.dumps(dict(sorted(members.items()))).encode()
+            table = table.replace_schema_metadata(footer)
             tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
             pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 16)
             os.replace(tmp, target)
@@ -228,6 +241,30 @@ class MoveStore:
         if found is not None:
             return {k: int(v) for k, v in json.loads(found).items()}
         return partition_facts(pq.read_table(path, columns=["raw_delta", "nodes"]))
+
+    def members(self, part: int) -> dict[str, str]:
+        """The games of the partition's current file and the key of each one's rows, as its
+        footer records them (empty: no file, or one written without them)."""
+        key = self.current(part)
+        if key is None:
+            return {}
+        try:
+            found = (pq.read_metadata(self.path(part, key)).metadata or {}).get(_MEMBERS)
+            return {str(g): str(k) for g, k in json.loads(found).items()} if found else {}
+        except (OSError, ValueError, pa.ArrowException):
+            return {}
+
+    def rows_of(self, part: int, games: Collection[str]) -> pa.Table:
+        """The rows of ``games`` in the partition's current file, as :data:`SCHEMA`."""
+        key = self.current(part)
+        if key is None or not games:
+            return SCHEMA.empty_table()
+        table = pq.read_table(
+            self.path(part, key),
+            columns=list(COLUMNS),
+            filters=pc.is_in(pc.field("game_id"), pa.array(sorted(games), pa.string())),
+        )
+        return table.replace_schema_metadata(None).cast(SCHEMA)
 
     def position_hashes(self) -> NDArray[np.uint64]:
         """The distinct :func:`position_hash` values of every partition's moves, sorted (a
@@ -365,12 +402,23 @@ class PartitionWriter:
         self._held = 0  # rows held in all
         self._fragments: dict[int, list[Path]] = {}
         self._work = store.directory / f".fragments-{os.getpid()}"
+        #: partition → games whose rows :meth:`finish` takes from its current file
+        self._kept: dict[int, set[str]] = {}
+
+    def keep(self, part: int, games: set[str]) -> None:
+        """Take the rows of ``games`` in ``part`` from the partition's current file (their
+        rows unchanged); :meth:`add` then leaves out their rows in ``part``."""
+        if games:
+            self._kept[part] = games
 
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
         """One game's rows (both movers): each to its mover's partition."""
         n = self.store.partitions
         for row in rows:
-            self._rows.setdefault(partition_of(row["player"], n), []).append(row)
+            part = partition_of(row["player"], n)
+            if part in self._kept and row["game_id"] in self._kept[part]:
+                continue
+            self._rows.setdefault(part, []).append(row)
         self._loose += len(rows)
         self._held += len(rows)
         if self._loose >= self.batch:
@@ -396,28 +444,40 @@ class PartitionWriter:
         self._held = 0
 
     def parts(self) -> set[int]:
-        """The partitions that received rows."""
-        return set(self._rows) | set(self._tables) | set(self._fragments)
+        """The partitions that received rows or keep rows of their current file."""
+        return set(self._rows) | set(self._tables) | set(self._fragments) | set(self._kept)
 
-    def finish(self, keys: Mapping[int, str]) -> None:
-        """Each partition of ``keys`` that received rows gets its file under its key (in
-        move-table order); the work folder goes."""
+    def finish(
+        self, keys: Mapping[int, str], members: Mapping[int, Mapping[str, str]] | None = None
+    ) -> set[int]:
+        """Each partition of ``keys`` with a row, received or kept, gets its file under its
+        key (in move-table order), with its ``members`` in the footer; the work folder goes.
+        Returns the partitions written."""
+        written: set[int] = set()
         try:
             self._columnar()
             for part in sorted(self.parts() & set(keys)):
                 tables = [pq.read_table(f) for f in self._fragments.get(part, [])]
                 tables += self._tables.pop(part, [])
+                if part in self._kept:
+                    tables.append(self.store.rows_of(part, self._kept[part]))
                 table = pa.concat_tables(tables)
+                if table.num_rows == 0:  # kept games without a row here: no file, as before
+                    continue
                 # Move-table order; Arrow's sort is stable, and (game, ply) is unique.
                 table = table.sort_by([("game_id", "ascending"), ("ply", "ascending")])
-                self.store.write(part, keys[part], table)
+                found = members.get(part) if members is not None else None
+                self.store.write(part, keys[part], table, found)
+                written.add(part)
         finally:
             self.close()
+        return written
 
     def close(self) -> None:
         """Drop what is held and the work folder (made and filled only by this writer)."""
         self._rows.clear()
         self._tables.clear()
+        self._kept.clear()
         for paths in self._fragments.values():
             for path in paths:
                 path.unlink(missing_ok=True)

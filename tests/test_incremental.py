@@ -9,11 +9,14 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from site_builder.analysis.cache import EvalCache
+from site_builder.analysis.stage import build_cache_dir
 from site_builder.build import build
 from site_builder.config import load_settings
+from site_builder.store import MoveStore
 from site_builder.targets import OUTPUT_RECORD
 from site_builder.updates import is_history
 from tests.conftest import DATA, make_content, requires_engine
@@ -53,7 +56,9 @@ def _stamps(root: Path) -> dict[str, tuple[int, int]]:
     }
 
 
-def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
+def test_added_file_rebuilds_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
     content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:6]) + "\n"}, SETTINGS)
     shutil.copytree(DATA / "small-site/analysis", content / "analysis")
@@ -84,6 +89,14 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
     assert "ingest" not in build(content, out, settings, cache_dir=cache, **quiet).seconds
 
     # A new tournament file: only the pages whose bytes change are written.
+    from_files: list[str] = []
+    rows_of = MoveStore.rows_of
+
+    def counted(self: MoveStore, part: int, games: set[str]) -> object:
+        from_files.extend(games)
+        return rows_of(self, part, games)
+
+    monkeypatch.setattr(MoveStore, "rows_of", counted)
     (content / "games" / "more.pgn").write_text("\n\n".join(wc[6:9]) + "\n", encoding="utf-8")
     second = build(content, out, settings, cache_dir=cache, **quiet)
     assert second.analysed == 0  # the shipped analysis covers these games
@@ -99,11 +112,23 @@ def test_added_file_rebuilds_only_what_changed(tmp_path: Path) -> None:
         if path in before and path not in w.changed:
             assert stamp == before[path], f"{path} was rewritten though its bytes are the same"
     assert "assets/plotly.min.js" not in w.changed
+    # Steinitz's partition was rewritten: his six earlier games' rows came from its file.
+    assert len(set(from_files)) == 6
 
     # The incremental result equals a build from scratch, byte for byte.
     scratch = tmp_path / "scratch"
     build(content, scratch, settings, cache_dir=tmp_path / "cache2", **quiet)
     assert _tree(out) == _tree(scratch)
+    # So does its move store: the rewritten partitions kept their unchanged games' rows
+    # from their files (their footers name the games), and took only the new games' rows.
+    kept, fresh = (
+        MoveStore(build_cache_dir(c) / "moves", settings.build.partitions)
+        for c in (cache, tmp_path / "cache2")
+    )
+    assert kept.parts() == fresh.parts()
+    for part in kept.parts():
+        pd.testing.assert_frame_equal(kept.read(part), fresh.read(part))
+        assert set(kept.members(part)) == set(fresh.members(part)) != set()
 
     # Removing the file removes its games' pages.
     (content / "games" / "more.pgn").unlink()

@@ -221,3 +221,55 @@ def test_side_output_is_reused_while_its_folder_is_there(small_site, tmp_path: P
         )
         assert mine.read_text() == "not the build's" and theirs.is_dir()
         assert (named / "keep.txt").read_text() == "mine"
+
+
+def test_rewritten_partition_keeps_unchanged_rows_from_file(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After a tournament, a changed partition takes its unchanged games' rows from its
+    current file (its footer names each game's row key) and only the others from ``add``:
+    the file equals one written from every row."""
+    from site_builder.store import PartitionWriter
+
+    moves = small_site.moves
+    records = moves.to_dict("records")
+    for r in records:
+        for k in ("player_elo", "opponent_elo", "year"):
+            r[k] = None if pd.isna(r[k]) else int(r[k])
+    by_game: dict[str, list[dict]] = {}
+    for r in records:
+        by_game.setdefault(r["game_id"], []).append(r)
+    games = sorted(by_game)
+    n = 3
+    part_of = moves["player"].map(lambda p: partition_of(p, n))
+
+    def members(ids: list[str]) -> dict[int, dict[str, str]]:
+        out: dict[int, dict[str, str]] = {}
+        for gid in ids:
+            for r in by_game[gid]:
+                out.setdefault(partition_of(r["player"], n), {})[gid] = f"rows-{gid}"
+        return out
+
+    store = MoveStore(tmp_path / "moves", n)
+    first, later = games[:-2], games[-2:]
+    writer = PartitionWriter(store)
+    for gid in first:
+        writer.add(by_game[gid])
+    old = members(first)
+    written = writer.finish({p: f"{p:024x}" for p in old}, old)
+    store.commit(sorted(written))
+    assert store.members(0) == old[0]
+
+    # Two games more; one game's rows changed (a new row key): it is read again.
+    new = members(games)
+    changed_game = first[0]
+    writer = PartitionWriter(store)
+    for p, ids in new.items():
+        writer.keep(p, {g for g in ids if store.members(p).get(g) == ids[g] and g != changed_game})
+    for gid in [changed_game, *later]:
+        writer.add(by_game[gid])
+    keys = {p: f"{p + 10:024x}" for p in new}
+    written = writer.finish(keys, new)
+    store.commit(sorted(written))
+    assert written == set(new)
+    for p in sorted(new):
+        pd.testing.assert_frame_equal(store.read(p), moves[part_of == p].reset_index(drop=True))
+        assert store.members(p) == new[p]

@@ -807,17 +807,35 @@ def write_moves(
                     members.setdefault(part, {})[g.game_id] = [row_keys[g.game_id]]
         keys = {part: store.partition_keys(ids) for part, ids in members.items()}
         changed = {part: k for part, k in keys.items() if store.current(part) != k}
+        # A changed partition keeps, from its current file, the rows of its games whose rows
+        # are unchanged (a complete game of the same row key): only the others are read.
+        from_file: dict[int, set[str]] = {}
+        for part in changed:
+            old = store.members(part)
+            from_file[part] = {
+                gid
+                for gid, (key,) in members[part].items()
+                if gid in complete and old.get(gid) == key
+            }
+            writer.keep(part, from_file[part])
         again = [
             g
             for g in games
             if g.game_id in complete
-            and {partition_of(g.white, n), partition_of(g.black, n)} & set(changed)
+            and any(
+                g.game_id not in from_file[p]
+                for p in {partition_of(g.white, n), partition_of(g.black, n)}
+                if p in changed
+            )
         ]
         gather_moves(
             again, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys, writer.add
         )
-        written = writer.parts() & set(changed)  # a partition needs a move to have a file
-        writer.finish(changed)
+        # A partition needs a move to have a file.
+        written = writer.finish(
+            changed,
+            {part: {gid: ks[0] for gid, ks in members[part].items()} for part in changed},
+        )
     finally:
         writer.close()
     kept = sorted(part for part in keys if part in written or part not in changed)
