@@ -9,6 +9,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from site_builder.ingest.names import AliasTable, alike, name_words, near_duplicates
 from site_builder.render.slugs import slugify, unique_slugs
 from tests.conftest import DATA, build_quietly, make_content
@@ -134,3 +137,47 @@ def test_a_fuller_spelling_added_later_keeps_the_existing_address(tmp_path: Path
     assert "Vachier Lagrave, Maxime" in page.read_text(encoding="utf-8")  # same address
     (others,) = (out / "players").glob("vachier-lagrave-maxime-*.html")
     assert "Vachier-Lagrave, Maxime" in others.read_text(encoding="utf-8")
+
+
+def _pairwise_groups(counts: dict[str, int]) -> list[list[str]]:
+    """The groups of names alike, by comparing every two names (the definition)."""
+    names = sorted(counts)
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            if alike(a, b):
+                ra, rb = root(a), root(b)
+                parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        groups.setdefault(root(n), []).append(n)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+_SURNAMES = ["Wang", "Li", "Vachier-Lagrave", "Vachier Lagrave"]
+_GIVEN = ["Jon", "Ludvig", "Lei", "L", "Yi", "Y"]
+
+
+@given(st.data())
+@settings(max_examples=300, deadline=None)
+def test_near_duplicates_are_the_names_alike_two_by_two(data: st.DataObject) -> None:
+    """The groups found by looking up each name's abbreviations are those of comparing every
+    two names, given names past the lookup's limit (ten) included."""
+    counts: dict[str, int] = {}
+    for _ in range(data.draw(st.integers(0, 12))):
+        surname = data.draw(st.sampled_from(_SURNAMES))
+        given_names = data.draw(st.lists(st.sampled_from(_GIVEN), max_size=12))
+        name = surname + (", " + " ".join(given_names) if given_names else "")
+        counts[name] = len(counts)
+        if given_names and data.draw(st.booleans()):  # an abbreviated spelling of it
+            cut = data.draw(st.integers(1, len(given_names)))
+            short = [w[0] if data.draw(st.booleans()) else w for w in given_names[:cut]]
+            counts.setdefault(f"{surname}, {' '.join(short)}", len(counts))
+    found = near_duplicates(counts, AliasTable({}, {}))
+    assert sorted(sorted(n for n, _ in g.names) for g in found) == _pairwise_groups(counts)

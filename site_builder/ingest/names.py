@@ -96,6 +96,24 @@ def _abbreviates(short: tuple[str, ...], full: tuple[str, ...]) -> bool:
     )
 
 
+#: Given names beyond which :func:`_abbreviations` are not listed (2^n of them).
+_MOST_GIVEN = 10
+
+
+def _abbreviations(full: tuple[str, ...]) -> set[tuple[str, ...]] | None:
+    """Every ``short`` with ``_abbreviates(short, full)``: a first part of ``full``'s words,
+    each the word or its initial, ``full`` itself left out; None past :data:`_MOST_GIVEN`."""
+    if len(full) > _MOST_GIVEN:
+        return None
+    out: set[tuple[str, ...]] = set()
+    prefixes: list[tuple[str, ...]] = [()]
+    for word in full:
+        prefixes = [(*p, w) for p in prefixes for w in dict.fromkeys((word, word[:1]))]
+        out.update(prefixes)
+    out.discard(full)
+    return out
+
+
 def alike(a: str, b: str) -> bool:
     """The two names normalise alike: the same words once case, accents, hyphens, spaces
     and commas are dropped, or the same surname with one's given names as initials."""
@@ -142,12 +160,14 @@ def near_duplicates(games_by_name: Mapping[str, int], aliases: AliasTable) -> li
     already canonical in the alias table, else the spelling with full given names, then the
     one with more hyphens, apostrophes and accents (as :func:`render.slugs.slug_rank`, so the
     plain slug's owner), then the most games, then the first by code point."""
+    words = {name: name_words(name) for name in sorted(games_by_name)}
     by_surname: dict[tuple[str, ...], list[str]] = {}
     by_words: dict[tuple[str, ...], list[str]] = {}
-    for name in sorted(games_by_name):
-        surname, given = name_words(name)
+    by_name: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for name, (surname, given) in words.items():
         by_surname.setdefault(surname, []).append(name)
         by_words.setdefault(surname + given, []).append(name)
+        by_name.setdefault((surname, given), []).append(name)
     parent = {name: name for name in games_by_name}
 
     def root(n: str) -> str:
@@ -164,11 +184,17 @@ def near_duplicates(games_by_name: Mapping[str, int], aliases: AliasTable) -> li
     for names in by_words.values():
         for other in names[1:]:
             join(names[0], other)
-    for names in by_surname.values():
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                if alike(a, b):
-                    join(a, b)
+    # Beyond the same words, names of one surname are alike when one's given names
+    # abbreviate the other's: each name is joined to the spellings its own given names
+    # abbreviate to, looked up, not compared with every name of its surname.
+    for name, (surname, given) in words.items():
+        shorts = _abbreviations(given)
+        if shorts is None:  # very many given names: compared one by one
+            found = [n for n in by_surname[surname] if _abbreviates(words[n][1], given)]
+        else:
+            found = [n for short in shorts for n in by_name.get((surname, short), ())]
+        for other in found:
+            join(name, other)
     groups: dict[str, list[str]] = {}
     for name in sorted(games_by_name):
         groups.setdefault(root(name), []).append(name)
