@@ -3,7 +3,7 @@ calculations and the page builders alike)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -106,16 +106,21 @@ class RecordIndex:
                 str(k) for k in self.pickers[self.names.index(column)].take(np.arange(len(frame)))
             ]
         codes, uniques = pd.factorize(np.array(keys, dtype=object), sort=False)
-        #: group → its number; the rows of group k are order[starts[k]:starts[k + 1]]
-        self.index = pd.Index(uniques, dtype=object)
+        #: group → its number; the rows of group k are order[starts[k]:starts[k + 1]] (a
+        #: dict: a page's key looks up many groups, one at a time)
+        self.index: dict[str, int] = {str(k): i for i, k in enumerate(uniques.tolist())}
         self.order = np.argsort(codes, kind="stable")
         self.starts = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(uniques)))]
 
     def keys(self) -> list[str]:
-        return [str(k) for k in self.index]
+        return list(self.index)
 
     def __contains__(self, value: object) -> bool:
         return value in self.index
+
+    def __iter__(self) -> Iterator[str]:
+        """The groups, in order of first appearance."""
+        return iter(self.index)
 
     @overload
     def get(self, value: str) -> list[dict[str, Any]] | None: ...
@@ -123,9 +128,9 @@ class RecordIndex:
     def get(self, value: str, default: T) -> list[dict[str, Any]] | T: ...
     def get(self, value: str, default: Any = None) -> Any:
         """The group's rows as dicts, in frame order (``default`` when it has none)."""
-        if value not in self.index:
+        k = self.index.get(value)
+        if k is None:
             return default
-        k = int(self.index.get_loc(value))
         at = self.order[self.starts[k] : self.starts[k + 1]]
         if not self.names:
             return [{} for _ in range(len(at))]

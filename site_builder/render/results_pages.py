@@ -34,18 +34,24 @@ def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], 
     """[(scope key, row, rank or None)] of ``player`` over every list, in list order (each
     list indexed once)."""
 
-    def make() -> list[tuple[str, RecordIndex, dict[str, int]]]:
-        out = []
+    def make() -> tuple[list[tuple[str, RecordIndex, dict[str, int]]], dict[str, list[int]]]:
+        out: list[tuple[str, RecordIndex, dict[str, int]]] = []
+        where: dict[str, list[int]] = {}  # player → the lists they are on, in list order
         for key, frame in res.lists.items():
             order = results.fighter_order(frame) if key == "fighter" else results.listed(frame)
             ranks = {p: i for i, p in enumerate(order["player"], start=1)}
-            out.append((key, records_by(frame, "player"), ranks))
-        return out
+            index = records_by(frame, "player")
+            for name in index:
+                where.setdefault(name, []).append(len(out))
+            out.append((key, index, ranks))
+        return out, where
 
-    lists: list[tuple[str, RecordIndex, dict[str, int]]] = memo_on(res, "statuses", make)
+    found: tuple[list[tuple[str, RecordIndex, dict[str, int]]], dict[str, list[int]]]
+    found = memo_on(res, "statuses", make)
+    lists, where = found
     return [
         (key, row, ranks.get(row["player"]))
-        for key, rows, ranks in lists
+        for key, rows, ranks in (lists[i] for i in where.get(player, []))
         for row in rows.get(player, [])
     ]
 

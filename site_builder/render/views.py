@@ -72,8 +72,13 @@ class Rows:
 
 
 def columns_except(frame: pd.DataFrame, left_out: Sequence[str]) -> tuple[str, ...]:
-    """``frame``'s columns but ``left_out``: those a view keeps of a table."""
-    return tuple(str(c) for c in frame.columns if c not in left_out)
+    """``frame``'s columns but ``left_out``: those a view keeps of a table (once a frame)."""
+    found: tuple[str, ...] = memo_on(
+        frame,
+        "columns_except|" + ",".join(left_out),
+        lambda: tuple(str(c) for c in frame.columns if c not in left_out),
+    )
+    return found
 
 
 @dataclass(frozen=True)
