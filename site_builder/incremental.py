@@ -125,7 +125,7 @@ class _Disk(diskcache.Disk):  # type: ignore[misc]
         return pickle.loads(payload)
 
 
-def _warn(message: str) -> None:
+def warn(message: str) -> None:
     print(f"site-builder: warning: {message}", file=sys.stderr, flush=True)
 
 
@@ -245,7 +245,7 @@ class BuildCache:
             # Derived data: kept aside for the user to look at or delete, and rebuilt.
             target = _aside(directory)
             directory.rename(target)
-            _warn(
+            warn(
                 f"the build cache {directory / 'cache.db'} is damaged ({exc}); it was moved "
                 f"to {target} (delete it when you like: it only held work that is redone) "
                 "and this build starts a fresh one."
@@ -322,7 +322,7 @@ class BuildCache:
             self.garbled += 1
             where = exc.args[0] if isinstance(exc, GarbledValueError) else f"entry {key[:60]}"
             if self.garbled == 1:
-                _warn(
+                warn(
                     f"the build cache value {where} is garbled; it was discarded and is "
                     "recomputed (further garbled values of this build are discarded silently)"
                 )

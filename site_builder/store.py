@@ -155,6 +155,10 @@ def _nullable(t: pa.DataType) -> Any:
     return pd.Int64Dtype() if pa.types.is_integer(t) else None
 
 
+class UnreadablePartition(Exception):
+    """A partition file whose footer reads but whose rows do not (damaged on disk)."""
+
+
 class MoveStore:
     """The partitions of one build's move table, in ``directory`` (the build cache's
     ``moves/``): one Parquet file per non-empty partition, ``p<partition>-<key>.parquet``,
@@ -255,16 +259,23 @@ class MoveStore:
             return {}
 
     def rows_of(self, part: int, games: Collection[str]) -> pa.Table:
-        """The rows of ``games`` in the partition's current file, as :data:`SCHEMA`."""
+        """The rows of ``games`` in the partition's current file, as :data:`SCHEMA`; raises
+        :class:`UnreadablePartition` when the file cannot be read."""
         key = self.current(part)
         if key is None or not games:
             return SCHEMA.empty_table()
-        table = pq.read_table(
-            self.path(part, key),
-            columns=list(COLUMNS),
-            filters=pc.is_in(pc.field("game_id"), pa.array(sorted(games), pa.string())),
-        )
-        return table.replace_schema_metadata(None).cast(SCHEMA)
+        path = self.path(part, key)
+        try:
+            table = pq.read_table(
+                path,
+                columns=list(COLUMNS),
+                filters=pc.is_in(pc.field("game_id"), pa.array(sorted(games), pa.string())),
+            )
+            return table.replace_schema_metadata(None).cast(SCHEMA)
+        except (OSError, pa.ArrowException) as exc:
+            raise UnreadablePartition(
+                f"the move store's file {path} cannot be read ({exc})"
+            ) from exc
 
     def position_hashes(self) -> NDArray[np.uint64]:
         """The distinct :func:`position_hash` values of every partition's moves, sorted (a

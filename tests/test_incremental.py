@@ -138,6 +138,43 @@ def test_added_file_rebuilds_only_what_changed(
     assert len(games_left) == 6
 
 
+def test_a_damaged_partition_file_is_made_again_from_the_build_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A partition file whose footer reads but whose rows do not: the build says so and
+    makes the changed partitions from the build cache; no game is lost."""
+    wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
+    content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:6]) + "\n"}, SETTINGS)
+    shutil.copytree(DATA / "small-site/analysis", content / "analysis")
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    settings = load_settings(content)
+    quiet = {"progress": False, "echo": lambda s: None}
+    build(content, out, settings, cache_dir=cache, **quiet)
+    store = MoveStore(build_cache_dir(cache) / "moves", settings.build.partitions)
+    assert store.parts()
+    for part in store.parts():  # the data pages zeroed, the footer (and its games) kept
+        path = store.path(part, store.keys[part])
+        data = bytearray(path.read_bytes())
+        data[4:200] = bytes(196)
+        path.write_bytes(bytes(data))
+        assert store.members(part)
+    capsys.readouterr()
+
+    (content / "games" / "more.pgn").write_text("\n\n".join(wc[6:9]) + "\n", encoding="utf-8")
+    build(content, out, settings, cache_dir=cache, **quiet)
+    assert "cannot be read" in capsys.readouterr().err
+    scratch = tmp_path / "scratch"
+    build(content, scratch, settings, cache_dir=tmp_path / "cache2", **quiet)
+    assert _tree(out) == _tree(scratch)
+    mended, fresh = (
+        MoveStore(build_cache_dir(c) / "moves", settings.build.partitions)
+        for c in (cache, tmp_path / "cache2")
+    )
+    assert mended.parts() == fresh.parts()
+    for part in mended.parts():
+        pd.testing.assert_frame_equal(mended.read(part), fresh.read(part))
+
+
 def test_settings_changes_invalidate_the_right_layer(tmp_path: Path) -> None:
     wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
     content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:4]) + "\n"}, SETTINGS)

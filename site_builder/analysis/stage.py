@@ -33,7 +33,7 @@ from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool, keep, processes, results, shared_pool
-from site_builder.incremental import BuildCache, collector_paused, digest
+from site_builder.incremental import BuildCache, collector_paused, digest, warn
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.memo import Kind, Memo, entry
@@ -48,6 +48,7 @@ from site_builder.store import (
     GameStore,
     MoveStore,
     PartitionWriter,
+    UnreadablePartition,
     partition_of,
     store_digest,
     to_arrow,
@@ -807,35 +808,56 @@ def write_moves(
                     members.setdefault(part, {})[g.game_id] = [row_keys[g.game_id]]
         keys = {part: store.partition_keys(ids) for part, ids in members.items()}
         changed = {part: k for part, k in keys.items() if store.current(part) != k}
-        # A changed partition keeps, from its current file, the rows of its games whose rows
-        # are unchanged (a complete game of the same row key): only the others are read.
-        from_file: dict[int, set[str]] = {}
-        for part in changed:
-            old = store.members(part)
-            from_file[part] = {
-                gid
-                for gid, (key,) in members[part].items()
-                if gid in complete and old.get(gid) == key
-            }
-            writer.keep(part, from_file[part])
-        again = [
-            g
-            for g in games
-            if g.game_id in complete
-            and any(
-                g.game_id not in from_file[p]
-                for p in {partition_of(g.white, n), partition_of(g.black, n)}
-                if p in changed
+
+        def rewrite(writer: PartitionWriter, complete: set[str], reuse: bool) -> set[int]:
+            """Write the changed partitions: a partition keeps, from its current file (with
+            ``reuse``), the rows of its games whose rows are unchanged (a ``complete`` game
+            of the same row key); the rows of the other ``complete`` games are read from the
+            build cache."""
+            from_file: dict[int, set[str]] = {}
+            for part in changed:
+                old = store.members(part) if reuse else {}
+                from_file[part] = {
+                    gid
+                    for gid, (key,) in members[part].items()
+                    if gid in complete and old.get(gid) == key
+                }
+                writer.keep(part, from_file[part])
+            again = [
+                g
+                for g in games
+                if g.game_id in complete
+                and any(
+                    g.game_id not in from_file[p]
+                    for p in {partition_of(g.white, n), partition_of(g.black, n)}
+                    if p in changed
+                )
+            ]
+            gather_moves(
+                again,
+                plies_of,
+                spec,
+                cache,
+                mate_cp,
+                not_analysed,
+                build_cache,
+                row_keys,
+                writer.add,
             )
-        ]
-        gather_moves(
-            again, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys, writer.add
-        )
-        # A partition needs a move to have a file.
-        written = writer.finish(
-            changed,
-            {part: {gid: ks[0] for gid, ks in members[part].items()} for part in changed},
-        )
+            # A partition needs a move to have a file.
+            return writer.finish(
+                changed,
+                {part: {gid: ks[0] for gid, ks in members[part].items()} for part in changed},
+            )
+
+        try:
+            written = rewrite(writer, complete, reuse=True)
+        except UnreadablePartition as exc:
+            # The new games' rows went with the writer, into the build cache too: every
+            # changed partition is made again from the build cache.
+            warn(f"{exc}; its rows are read again from the build cache")
+            writer = PartitionWriter(store)
+            written = rewrite(writer, analysed, reuse=False)
     finally:
         writer.close()
     kept = sorted(part for part in keys if part in written or part not in changed)
