@@ -425,13 +425,15 @@ class PartitionWriter:
     def add(self, rows: Sequence[dict[str, Any]]) -> None:
         """One game's rows (both movers): each to its mover's partition."""
         n = self.store.partitions
+        taken = 0
         for row in rows:
             part = partition_of(row["player"], n)
             if part in self._kept and row["game_id"] in self._kept[part]:
                 continue
             self._rows.setdefault(part, []).append(row)
-        self._loose += len(rows)
-        self._held += len(rows)
+            taken += 1
+        self._loose += taken
+        self._held += taken
         if self._loose >= self.batch:
             self._columnar()
         if self._held >= self.budget:

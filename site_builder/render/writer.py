@@ -14,6 +14,7 @@ import math
 import os
 import pickle
 import shutil
+from abc import abstractmethod
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,8 +107,9 @@ class PageSet:
 class _Items(Sequence["Page | PageSet"]):
     """A read-only sequence of items whose item ``i`` is :meth:`item` (``0 <= i < len``)."""
 
+    @abstractmethod
     def item(self, index: int) -> Page | PageSet:
-        raise NotImplementedError
+        """Item ``index`` (``0 <= index < len``), made when asked for."""
 
     @overload
     def __getitem__(self, index: int) -> Page | PageSet: ...
