@@ -230,3 +230,10 @@ class Family:
     player_summary: Callable[[SiteData, str], list[SummaryItem]] | None = None
     #: Per-player columns of an event's performance table, given the event key.
     event_performance: Callable[[SiteData, str], list[EventColumn]] | None = None
+    #: ``pages()`` returns the family's few pages, made as one item by the render process
+    #: that writes them (not by the build before its workers fork, which would then each
+    #: hold them); False: it returns the render's items itself (the core family's page sets).
+    pages_as_one_item: bool = True
+    #: What the family tells the core pages (the methodology page, the build report), put
+    #: in ``state.facts`` before any page is made.
+    facts: Callable[[SiteData], dict[str, Any]] | None = None

@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from site_builder.render import charts, output
 from site_builder.render.output import CHECK_KEYS, StalePageKey, write_site
 from site_builder.render.tables import Column, download_pages
-from site_builder.render.writer import Deferred, Page, PageSet, commit_changes
+from site_builder.render.writer import (
+    Deferred,
+    Page,
+    PageSet,
+    commit_changes,
+    made_where_rendered,
+)
 
 
 def _write(pages: list[Page], out: Path, old: dict[str, str]) -> tuple[dict[str, str], Path]:
@@ -292,3 +298,32 @@ def test_worker_processes_write_the_same_site_as_one_process(
         write_site(
             changed, {}, tmp_path / "s", {}, out, second[1], "shared", None, second[2], env, 3
         )
+
+
+def test_pages_made_where_rendered_are_made_each_build_and_kept_by_their_digest(
+    tmp_path: Path,
+) -> None:
+    """A family's pages as one item (issue 17): made only by the process that writes them,
+    in every build; a page whose context is unchanged is kept, not rendered; no set key is
+    recorded for the next build."""
+    env = jinja2.Environment(loader=jinja2.DictLoader({"p.html": "<p>{{ text }}</p>"}))
+    made: list[str] = []
+
+    def family(text: str) -> PageSet:
+        def make() -> list[Page]:
+            made.append(text)
+            return [Page("list.html", "p.html", {"text": text}), Page("other.html", "p.html", {})]
+
+        return made_where_rendered("family|lists", make)
+
+    out, staging = tmp_path / "out", tmp_path / "staging"
+    digests: dict[str, str] = {}
+    for builds, (text, rendered) in enumerate((("a", 3), ("a", 0), ("b", 1))):
+        items = [family(text), Page("x.html", "p.html", {"text": "x"})]
+        assert len(made) == builds  # the item does not make its pages
+        stats, digests, sets = write_site(items, {}, staging, {}, out, digests, "s", None, {}, env)
+        commit_changes(staging, out, stats.changed, stats.removed)
+        assert stats.rendered == rendered and stats.pages == 3 and sets == {}
+    assert made == ["a", "a", "b"]
+    assert (out / "list.html").read_text() == "<p>b</p>"
+    assert (out / "other.html").read_text() == "<p></p>"

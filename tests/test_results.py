@@ -268,13 +268,13 @@ def test_result_pickles_for_the_build_cache(palma: SiteData) -> None:
     )  # fills the lookup indexes
     back = pickle.loads(pickle.dumps(res))
     assert back.lists["fighter"].equals(res.lists["fighter"])
-    assert back.default_classified["total"] == 81  # the report reads it in pages()
+    assert back.default_classified["total"] == 81  # the report reads it through facts()
     palma.state.results["results"] = back
     assert results_pages.player_sections(results_pages.player_view(palma, GELFAND))[0].context[
         "short_draws"
     ]
     results_pages.pages(palma)
-    assert palma.state.facts["time_class_default"]["total"] == 81
+    assert results_pages.facts(palma)["time_class_default"]["total"] == 81
 
 
 def test_player_page_short_draws(palma: SiteData) -> None:
@@ -507,7 +507,7 @@ def test_eco_statistics_by_hand(palma: SiteData) -> None:
 def test_methodology_shows_the_values_used(palma: SiteData, tmp_path: Path) -> None:
     from site_builder.render.core_pages import methodology_page
 
-    results_pages.pages(palma)  # records the changed settings for the methodology page
+    palma.state.facts.update(results_pages.facts(palma))  # the changed settings, as the render
     html = _render(palma, methodology_page(palma, [results_pages.FAMILY]), tmp_path)
     assert "<code>min_games</code> = 9 (default 50)" in html  # palma sets min_games = 9
     assert "9+ games against" in html and "50+ games" not in html

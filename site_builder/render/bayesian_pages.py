@@ -169,6 +169,22 @@ def _group_chart(res: BayesianResult) -> dict[str, Any] | None:
     )
 
 
+def facts(site: SiteData) -> dict[str, Any]:
+    """For the methodology page: the shift of c̄ without the turns outside the top lines."""
+    res: BayesianResult = site.state.results["bayesian"]
+    shift_rows = top_shift_rows(res)
+    shift_dl = download_pages("data/skill-top-shift", shift_rows, TOP_SHIFT_DOWNLOAD)[0]
+    finite = [
+        r["shift"] for r in shift_rows if r["shift"] is not None and math.isfinite(r["shift"])
+    ]
+    top_shift = {
+        "rows": shift_rows,
+        "downloads": shift_dl,
+        "range": (min(finite), max(finite)) if finite else None,
+    }
+    return {"bayesian_top_shift": top_shift}
+
+
 def pages(site: SiteData) -> list[Page]:
     res: BayesianResult = site.state.results["bayesian"]
     cfg = site.settings.bayesian
@@ -187,17 +203,7 @@ def pages(site: SiteData) -> list[Page]:
         for r in bayesian.SEED_TABLE_II
     ]
     seed3 = [dict(zip(["set", "n", "mean", "sd"], r, strict=True)) for r in bayesian.SEED_TABLE_III]
-    # For the methodology page (core pages come last); set here, as compute may be memoised.
-    shift_rows = top_shift_rows(res)
-    shift_dl, shift_files = download_pages("data/skill-top-shift", shift_rows, TOP_SHIFT_DOWNLOAD)
-    finite = [
-        r["shift"] for r in shift_rows if r["shift"] is not None and math.isfinite(r["shift"])
-    ]
-    site.state.facts["bayesian_top_shift"] = {
-        "rows": shift_rows,
-        "downloads": shift_dl,
-        "range": (min(finite), max(finite)) if finite else None,
-    }
+    shift_files = download_pages("data/skill-top-shift", top_shift_rows(res), TOP_SHIFT_DOWNLOAD)[1]
     ctx = {
         "title": "Bayesian skill",
         "res": res,
@@ -350,6 +356,7 @@ FAMILY = Family(
     name="bayesian",
     compute=compute,
     pages=pages,
+    facts=facts,
     nav=(NavItem("Skill", "skill.html"),),
     player_view=player_view,
     player_sections=player_sections,

@@ -24,6 +24,7 @@ from site_builder.render.writer import (
     MadeWhenRead,
     Page,
     PageSet,
+    made_where_rendered,
     render_fragment,
     root_for,
 )
@@ -904,14 +905,14 @@ def make_core_family(families: Sequence[Family]) -> Family:
         by_player = _games_of(site)
         by_event = site.games_of_event()
         out: list[Page | PageSet] = [
-            *players_page(site, by_player),
+            made_where_rendered("core|lists", lambda: players_page(site, by_player)),
             search_index(site, by_player),
             methodology_page(site, families),
-            *events_page(site, by_event),
+            made_where_rendered("core|events", lambda: events_page(site, by_event)),
         ]
         for key, event_games in sorted(by_event.items()):
             out.append(event_page_set(site, key, event_games, families))
-        out += report_page(site)
+        out.append(made_where_rendered("core|report", lambda: report_page(site)))
         neighbours: dict[str, tuple[GameRecord | None, GameRecord | None]] = {}
         for games in by_event.values():
             ordered = sorted(games, key=lambda g: (g.date.sort_key, g.round, g.game_id))
@@ -934,6 +935,7 @@ def make_core_family(families: Sequence[Family]) -> Family:
         name="core",
         compute=lambda site: None,
         pages=pages,
+        pages_as_one_item=False,
         nav=(
             NavItem("Players", "players.html"),
             NavItem("Tournaments", "events.html"),

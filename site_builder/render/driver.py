@@ -5,6 +5,7 @@ into place.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,15 @@ from site_builder.render.output import (
     templates_digest,
     write_site,
 )
-from site_builder.render.writer import Chained, commit_changes, environment, staging_dir
+from site_builder.render.writer import (
+    Chained,
+    Page,
+    PageSet,
+    commit_changes,
+    environment,
+    made_where_rendered,
+    staging_dir,
+)
 from site_builder.sitedata import Family, SiteData
 from site_builder.targets import OUTPUT_RECORD
 
@@ -52,7 +61,10 @@ def render_site(
     templates = templates_digest()
     site.state.templates = templates
     site.state.jinja = env = environment(bytecode_dir)
-    items = Chained([fam.pages(site) for fam in families])
+    for fam in families:
+        if fam.facts is not None:
+            site.state.facts.update(fam.facts(site))
+    items = Chained([_items_of(fam, site) for fam in families])
     staging = staging_dir(output_dir)  # on the output's file system: moves are renames
     nav = [item for fam in families for item in fam.nav]
     common = {
@@ -81,6 +93,22 @@ def render_site(
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
     store_fragments(site)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
+
+
+def _items_of(family: Family, site: SiteData) -> Sequence[Page | PageSet]:
+    """The family's items of the render: its pages as one item made where it is written
+    (see :attr:`Family.pages_as_one_item`), or the items its ``pages`` returns."""
+    if family.pages_as_one_item:
+        return [made_where_rendered(f"family|{family.name}", lambda: _plain_pages(family, site))]
+    return family.pages(site)
+
+
+def _plain_pages(family: Family, site: SiteData) -> list[Page]:
+    made = family.pages(site)
+    pages = [p for p in made if isinstance(p, Page)]
+    if len(pages) != len(made):
+        raise TypeError(f"the {family.name} family's pages are made as one item: no page sets")
+    return pages
 
 
 def _render_worker_hooks(site: SiteData) -> WorkerHooks:

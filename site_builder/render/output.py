@@ -185,8 +185,8 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
         if not isinstance(item, PageSet):
             emit(item, _page_digest(item, job.shared))
             continue
-        key = _inputs_digest(item.key_value(), job.shared)
-        last = job.old_sets.get(item.name)
+        key = None if item.key is None else _inputs_digest(item.key_value(), job.shared)
+        last = None if item.key is None else job.old_sets.get(item.name)
         reuse = (
             key is not None
             and last is not None

@@ -800,12 +800,18 @@ def _lists_page(site: SiteData, res: ResultsData, downloads: list[Page]) -> Page
     )
 
 
+def facts(site: SiteData) -> dict[str, Any]:
+    """For the build report: the games classified by default; for the methodology page:
+    the settings used where they are not the method's."""
+    res: ResultsData = site.state.results["results"]
+    return {
+        "time_class_default": res.default_classified,
+        "results_changed": changed_settings(site.settings.results),
+    }
+
+
 def pages(site: SiteData) -> list[Page]:
     res: ResultsData = site.state.results["results"]
-    # For the build report (core pages come last); set here, as compute may be memoised.
-    site.state.facts["time_class_default"] = res.default_classified
-    # For the methodology page: the values used, where they are not the method's.
-    site.state.facts["results_changed"] = changed_settings(site.settings.results)
     downloads: list[Page] = []
     out = _elo_pages(site, res, downloads)
     out.append(_fast_page(site, res, "rapid", downloads))
@@ -1057,6 +1063,7 @@ FAMILY = Family(
     name="results",
     compute=results_family.compute,
     pages=pages,
+    facts=facts,
     nav=(
         NavItem("Improved Elo", "elo.html"),
         NavItem("Rapid & blitz", "rapid.html"),

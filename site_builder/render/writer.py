@@ -95,6 +95,7 @@ class PageSet:
     build never holds every subject's key at once."""
 
     name: str
+    #: None: no key, the set is made in every build (:func:`made_where_rendered`).
     key: Any
     make: Callable[[], list[Page]]
     #: Drops what the key and the pages shared, once the set is written or kept.
@@ -102,6 +103,14 @@ class PageSet:
 
     def key_value(self) -> Any:
         return self.key() if callable(self.key) else self.key
+
+
+def made_where_rendered(name: str, make: Callable[[], Sequence[Page]]) -> PageSet:
+    """Pages made by the render process that writes them, in every build that writes the
+    site (a set with no key): each page is then kept or rendered by its own digest, as if
+    it had been made beforehand, but neither the build nor the other render processes
+    hold it."""
+    return PageSet(name, None, lambda: list(make()))
 
 
 class _Items(Sequence["Page | PageSet"]):
