@@ -35,3 +35,19 @@ def test_chained_reads_its_parts_in_order_and_makes_an_item_when_read() -> None:
     with pytest.raises(IndexError):
         items[-7]
     assert len(Chained([])) == 0 and list(Chained([[], []])) == []
+
+
+def test_items_made_each_build_lead_the_queue_one_share_each() -> None:
+    """The families' pages (one item each, made in every build) are shares of their own at
+    the front of the render's queue, so the processes even out on the page sets after."""
+    from site_builder.render.output import _made_each_build, _shares
+    from site_builder.render.writer import PageSet, made_where_rendered
+
+    items = [made_where_rendered(f"family|{k}", list) for k in "ab"]
+    items += [PageSet("player|x", "key", list), made_where_rendered("late", list)]
+    assert _made_each_build(items) == 2 and _made_each_build(items[2:]) == 0
+    assert _shares(9, 3, 2) == [[0], [1], [2, 5, 8], [3, 6], [4, 7]]
+    assert _shares(2, 16, 2) == [[0], [1]]
+    assert _shares(5, 16) == [[0], [1], [2], [3], [4]] and _shares(0, 16) == [[]]
+    shares = _shares(40, 16, 3)
+    assert sorted(i for s in shares for i in s) == list(range(40))

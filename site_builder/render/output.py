@@ -249,10 +249,20 @@ def _worker_share(indices: list[int]) -> _Part:
 _SHARES_PER_PROCESS = 8
 
 
-def _shares(items: int, count: int) -> list[list[int]]:
-    """``items`` indices dealt round-robin into at most ``count`` shares."""
-    n = max(1, min(items, count))
-    return [list(range(k, items, n)) for k in range(n)]
+def _shares(items: int, count: int, own: int = 0) -> list[list[int]]:
+    """``items`` indices dealt round-robin into at most ``count`` shares, after the first
+    ``own`` indices, a share each."""
+    n = max(0 if own else 1, min(items - own, count))
+    return [[i] for i in range(own)] + [list(range(k, items, n)) for k in range(own, own + n)]
+
+
+def _made_each_build(items: Sequence[Page | PageSet]) -> int:
+    """How many items lead the list that are made in every build (a family's pages as one
+    item): long to make, so they go first, one a share, and the processes even out after."""
+    n = 0
+    while n < len(items) and isinstance(item := items[n], PageSet) and item.key is None:
+        n += 1
+    return n
 
 
 def _in_workers(job: _Job, workers: int) -> list[_Part]:
@@ -262,7 +272,7 @@ def _in_workers(job: _Job, workers: int) -> list[_Part]:
     family's pages. The workers take shares from the front of the queue, this process from
     the back (the shares it can still cancel), until they meet."""
     global _JOB
-    shares = _shares(len(job.items), workers * _SHARES_PER_PROCESS)
+    shares = _shares(len(job.items), workers * _SHARES_PER_PROCESS, _made_each_build(job.items))
     _JOB = job
     try:
         with fork_pool(workers - 1, _worker_start) as pool:
