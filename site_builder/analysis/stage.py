@@ -786,20 +786,16 @@ def write_moves(
     again, a partition's rows at a time; the others keep their files. Returns the analysed
     games."""
     writer = PartitionWriter(store)
+
+    def gather(these: list[GameRecord], keep: PartitionWriter, workers: int = 1) -> set[str]:
+        return gather_moves(
+            these, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys,
+            keep.add, workers,
+        )  # fmt: skip
+
     try:
         fresh = [g for g in games if g.game_id not in complete]
-        analysed = complete | gather_moves(
-            fresh,
-            plies_of,
-            spec,
-            cache,
-            mate_cp,
-            not_analysed,
-            build_cache,
-            row_keys,
-            writer.add,
-            processes(),
-        )
+        analysed = complete | gather(fresh, writer, processes())
         n = store.partitions
         members: dict[int, dict[str, list[str]]] = {}
         for g in games:
@@ -833,17 +829,7 @@ def write_moves(
                     if p in changed
                 )
             ]
-            gather_moves(
-                again,
-                plies_of,
-                spec,
-                cache,
-                mate_cp,
-                not_analysed,
-                build_cache,
-                row_keys,
-                writer.add,
-            )
+            gather(again, writer)
             # A partition needs a move to have a file.
             return writer.finish(
                 changed,
