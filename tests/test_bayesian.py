@@ -25,6 +25,30 @@ def test_likelihood_is_the_seed_formula() -> None:
         assert B.log_likelihood(cand, np.array([c]))[0] == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("count", [1, 2, 7, 51, 131, 481, 1221])
+def test_even_grid_likelihood_is_the_direct_one(count: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(count)
+    turns, width = 257, 11
+    scores = np.sort(rng.normal(0, 2.0, (turns, width)), axis=1)[:, ::-1]
+    scores[:5, 1:] = -60.0  # far below the best: terms that underflow at large c
+    cand = B.candidates_from_scores(scores.tolist(), rng.integers(0, width, turns).tolist(), 0.1)
+    lines = rng.integers(1, width + 1, turns)  # some turns have fewer candidates, one has one
+    lines[7] = 1
+    valid = np.arange(width)[None] < lines[:, None]
+    played = np.minimum(cand.played, lines - 1)
+    cand = B.Candidates(np.where(valid, cand.r, 99.0), valid, played)
+    for lo, step in ((0.0, 0.1), (1.37, 0.01), (2.5, 0.001)):
+        grid = np.arange(lo, lo + (count - 0.5) * step, step)
+        assert len(grid) == count
+        direct = B.log_likelihood(cand, grid)
+        even = B.log_likelihood_even(cand, grid, step)
+        np.testing.assert_allclose(even, direct, rtol=1e-13, atol=1e-11)
+        # in chunks of a few turns: the same numbers
+        monkeypatch.setattr(B, "_CHUNK", 2_000)
+        np.testing.assert_allclose(B.log_likelihood_even(cand, grid, step), even, rtol=1e-14)
+        monkeypatch.undo()
+
+
 def test_played_move_added_when_outside_the_lines(small_site) -> None:  # type: ignore[no-untyped-def]
     cfg = BayesianSection()
     cand, _ = B.turns_from_moves(small_site.moves, cfg)

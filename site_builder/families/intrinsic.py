@@ -569,6 +569,8 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         ),
     )
     seconds["calibration"] = time.perf_counter() - clock
+    if groups:  # the buckets' turns were for the calibration only: not held while rating
+        del found
     cal, grid = part.calibration, part.grid
     clock = time.perf_counter()
     use_cal = cal if grid is not None else None

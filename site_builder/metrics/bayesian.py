@@ -128,6 +128,38 @@ def log_likelihood(cand: Candidates, grid: FloatArray) -> FloatArray:
     return out
 
 
+def log_likelihood_even(cand: Candidates, grid: FloatArray, step: float) -> FloatArray:
+    """:func:`log_likelihood` on an even grid (``grid[k] = grid[0] + k·step``, as
+    ``np.arange`` makes it), with about 2√count exponentials per candidate instead of one per
+    grid point.
+
+    With ``k = m·B + j`` (``B ≈ √count``), ``exp(−c_k·r) = exp(−(c_0 + m·B·step)·r) ·
+    exp(−j·step·r)``: a product of two exponentials from two short tables, summed over the
+    candidates for every (m, j) by one ``einsum``. Each term differs from the exponential of
+    :func:`log_likelihood` by a few units in the last place (a test bounds it)."""
+    count = len(grid)
+    out = np.zeros(count)
+    if len(cand) == 0 or count == 0:
+        return out
+    rows = np.arange(len(cand))
+    out -= grid * cand.r[rows, cand.played].sum()
+    b = max(1, round(math.sqrt(count)))
+    m = -(-count // b)
+    base = float(grid[0]) + np.arange(m) * (b * step)
+    near = np.arange(b) * step
+    width = cand.r.shape[1]
+    per = max(1, _CHUNK // max(1, width * (m + b) + count))
+    for start in range(0, len(cand), per):
+        valid = cand.valid[start : start + per]
+        r = np.where(valid, cand.r[start : start + per], 0.0)
+        far = np.exp(-base[:, None, None] * r[None])
+        far *= valid[None]
+        close = np.exp(-near[:, None, None] * r[None])
+        sums = np.einsum("mtw,btw->mbt", far, close).reshape(m * b, -1)[:count]
+        out -= np.log(sums).sum(axis=1)
+    return out
+
+
 @dataclass(frozen=True)
 class Posterior:
     """Summary of the posterior over c: mean, standard deviation, central 95% region."""
@@ -153,7 +185,7 @@ def posterior(
     while True:
         grid = np.arange(lo, hi + step / 2, step)
         grid = grid[grid <= cfg.c_max + 1e-12]
-        logp = log_likelihood(cand, grid)
+        logp = log_likelihood_even(cand, grid, step)
         keep = np.flatnonzero(logp >= logp.max() - cfg.narrow_log)
         new_lo = max(cfg.c_min, float(grid[keep[0]]) - step)
         new_hi = min(cfg.c_max, float(grid[keep[-1]]) + step)
