@@ -214,3 +214,36 @@ def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ig
     assert resumed.resumed_at <= first_new
     if first_new == len(full):
         assert resumed.resumed_at == max(i for i, _ in scratch.checkpoints)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5),
+            st.integers(0, 5),
+            st.sampled_from([0.0, 0.5, 1.0]),
+            st.integers(24000, 24030),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(23999, 24031),
+)
+def test_a_run_up_to_a_month_is_the_run_from_scratch_over_its_games(games, cut) -> None:  # type: ignore[no-untyped-def]
+    """What an edition takes of the site's run (its games up to its month) is what a run over
+    those games alone gives: rows, checkpoints and games."""
+    full = sorted(
+        (
+            rated(f"P{w}", f"P{b if b != w else (w + 1) % 6}", s, m + 0.5 * (i % 2), gid=f"g{i}")
+            for i, (w, b, s, m) in enumerate(games)
+        ),
+        key=lambda g: (g.months, g.game_id),
+    )
+    rules = (K, 2200.0, 400.0, 24.0, 12.0)
+    scratch = elo.sequential_run([g for g in full if g.months <= cut], *rules)
+    taken = elo.run_to(elo.sequential_run(full, *rules), cut)
+    assert taken.games == scratch.games
+    assert taken.rows == scratch.rows
+    assert [i for i, _ in taken.checkpoints] == [i for i, _ in scratch.checkpoints]
+    assert [s for _, s in taken.checkpoints] == [s for _, s in scratch.checkpoints]

@@ -14,6 +14,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
+from site_builder.forked import release_free_memory
 from site_builder.incremental import BuildCache, code_digest, digest
 from site_builder.memo import Kind, entry
 from site_builder.sitedata import Family, SiteData
@@ -122,6 +123,9 @@ class _Metrics:
             result = fam.compute(site)
         finally:
             site.state.results = dict(recording)
+            # What a family's global steps freed goes back to the system, not carried into
+            # the next family's (or the render's workers', which would count it again).
+            release_free_memory()
         self.seconds[fam.name] = time.perf_counter() - clock
         site.state.results[fam.name] = result
         deps = {d: keys.get(d, "") for d in sorted(recording.read - {fam.name})}

@@ -196,6 +196,7 @@ def _compute_editions(
     fill_months = site.settings.results.elo_fill_months
     # Each edition's runs resume from the last one's, the first from the build's own.
     runs = results_family.resumable_runs(site)
+    site_wide = results_family.site_runs(site, runs)  # each edition's: their first games
     material = results_family.game_materials(site, site.games)  # the results family's entry
     out = {}
     for d, a in cuts:
@@ -204,7 +205,9 @@ def _compute_editions(
         games = _games_to(by_months, a)
         listed = results_family.listed_games(games, results_family.edition_scopes(site, months))
         elos = fill_elos(_fill_sources(games, listed, fill_months), fill_months, event_key)
-        lists, runs = results_family.lists_as_of(site, games, months, elos, listed, runs, material)
+        lists, runs = results_family.lists_as_of(
+            site, games, months, elos, listed, runs, material, site_wide
+        )
         rows = listed_rows(
             _quality_list(site, quality_games, months),
             lists,

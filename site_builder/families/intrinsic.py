@@ -603,8 +603,13 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             tables = _SideTables([str(f) for _, f in rated], [p.keys for p, _ in rated], agent_elos)
         events, event_players = _event_rows(site, units, tables, use_cal, part.status, cal_key)
         seconds["events"] = time.perf_counter() - clock
-        # The buckets' IPRs from the same tables (a calibration unit is a partition's unit).
-        buckets = _bucket_frame(site, part, tables if tables else None)
+        # The buckets' IPRs from the same tables (a calibration unit is a partition's unit):
+        # made again only with the calibration (its units' statistics are its agents' on
+        # their own turns, padded to the site's width).
+        buckets = site.cache.memoised(
+            f"intrinsic-buckets|{cal_key}|{width}",
+            lambda: _bucket_frame(site, part, tables if tables else None),
+        )
     else:
         players = years = events = event_players = empty
         rating_args = ()

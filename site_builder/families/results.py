@@ -217,6 +217,18 @@ def resumable_runs(site: SiteData) -> dict[str, elo.EloRun]:
     return out
 
 
+def site_runs(site: SiteData, runs: dict[str, elo.EloRun]) -> dict[str, elo.EloRun]:
+    """The kept ``runs`` (:func:`resumable_runs`), once checked to be over exactly the
+    site's games: an edition's runs are then their first games' (:func:`elo.run_to`). Empty
+    when one is missing or another's (a build cache shared with another site)."""
+    cfg = site.settings.results
+    for cls in TIME_CLASSES:
+        _, since = _k_rules(cfg)[cls]
+        if cls not in runs or runs[cls].games != tuple(elo.rated_games(site.games, cls, since)):
+            return {}
+    return runs
+
+
 def lists_as_of(
     site: SiteData,
     games: list[GameRecord],
@@ -225,6 +237,7 @@ def lists_as_of(
     listed: list[GameRecord],
     previous: dict[str, elo.EloRun] | None = None,
     material: Mapping[str, results.GameMaterial] | None = None,
+    site_wide: dict[str, elo.EloRun] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, elo.EloRun]]:
     """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
@@ -232,9 +245,13 @@ def lists_as_of(
     :func:`compute` makes a site's: an edition's. The sequential runs resume from
     ``previous`` (runs over another game list: the result equals a run from scratch), and
     are returned for the next edition to resume from. ``material``: the site's
-    :func:`game_materials`."""
+    :func:`game_materials`. ``site_wide``: the :func:`site_runs`, whose first games are
+    ``games``' (then nothing is rated again)."""
     cfg = site.settings.results
-    kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
+    if site_wide:
+        kept = {cls: elo.run_to(site_wide[cls], as_of) for cls in TIME_CLASSES}
+    else:
+        kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
     runs = {cls: run.updates for cls, run in kept.items()}
     scopes = edition_scopes(site, as_of)
     rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
