@@ -169,31 +169,30 @@ def test_equal_k_conserves_the_sum_of_ratings(
     assert sum(final.values()) == pytest.approx(sum(start.values()))
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 5),
-            st.integers(0, 5),
-            st.sampled_from([0.0, 0.5, 1.0]),
-            st.integers(24000, 24060),
-            st.booleans(),
-        ),
-        min_size=1,
-        max_size=60,
+#: Games between six players over five years of months: (white, black, White's score,
+#: month, whether White has an Elo tag).
+_GAMES = st.lists(
+    st.tuples(
+        st.integers(0, 5),
+        st.integers(0, 5),
+        st.sampled_from([0.0, 0.5, 1.0]),
+        st.integers(24000, 24060),
+        st.booleans(),
     ),
-    st.data(),
+    min_size=1,
+    max_size=60,
 )
-def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ignore[no-untyped-def]
-    """A run resumed from an earlier game list (some games missing, as before a tournament was
-    added) equals a run over the full list from scratch, whatever the dates of the new games."""
-    full = sorted(
+
+
+def _dated(games, half_months: bool = False) -> list[elo.RatedGame]:  # type: ignore[no-untyped-def]
+    """The games in date order (every other one mid-month with ``half_months``)."""
+    return sorted(
         (
             rated(
                 f"P{w}",
                 f"P{b if b != w else (w + 1) % 6}",
                 s,
-                float(m),
+                m + (0.5 * (i % 2) if half_months else 0.0),
                 2500 + 10 * w if tag else None,
                 gid=f"g{i}",
             )
@@ -201,6 +200,14 @@ def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ig
         ),
         key=lambda g: (g.months, g.game_id),
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(_GAMES, st.data())
+def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ignore[no-untyped-def]
+    """A run resumed from an earlier game list (some games missing, as before a tournament was
+    added) equals a run over the full list from scratch, whatever the dates of the new games."""
+    full = _dated(games)
     kept = data.draw(st.lists(st.booleans(), min_size=len(full), max_size=len(full)))
     earlier = [g for g, k in zip(full, kept, strict=True) if k]
     rules = (K, 2200.0, 400.0, 24.0, 12.0)
@@ -217,29 +224,11 @@ def test_resumed_run_equals_a_run_from_scratch(games, data) -> None:  # type: ig
 
 
 @settings(max_examples=60, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.integers(0, 5),
-            st.integers(0, 5),
-            st.sampled_from([0.0, 0.5, 1.0]),
-            st.integers(24000, 24030),
-        ),
-        min_size=1,
-        max_size=60,
-    ),
-    st.integers(23999, 24031),
-)
+@given(_GAMES, st.integers(23999, 24061))
 def test_a_run_up_to_a_month_is_the_run_from_scratch_over_its_games(games, cut) -> None:  # type: ignore[no-untyped-def]
     """What an edition takes of the site's run (its games up to its month) is what a run over
     those games alone gives: rows, checkpoints and games."""
-    full = sorted(
-        (
-            rated(f"P{w}", f"P{b if b != w else (w + 1) % 6}", s, m + 0.5 * (i % 2), gid=f"g{i}")
-            for i, (w, b, s, m) in enumerate(games)
-        ),
-        key=lambda g: (g.months, g.game_id),
-    )
+    full = _dated(games, half_months=True)
     rules = (K, 2200.0, 400.0, 24.0, 12.0)
     scratch = elo.sequential_run([g for g in full if g.months <= cut], *rules)
     taken = elo.run_to(elo.sequential_run(full, *rules), cut)
