@@ -442,3 +442,27 @@ def test_an_edition_reads_every_row_and_fill_its_lists_need(small_site, fill_mon
                 k: v for k, v in everything.items() if k in mine
             }
     assert restricted  # the windows do leave games out
+
+
+def test_editions_take_only_runs_over_the_sites_own_games(small_site) -> None:  # type: ignore[no-untyped-def]
+    """The kept runs an edition cuts (:func:`results.site_runs`) are used only when each is
+    over exactly the site's games: one over other games (a build cache shared with another
+    site) makes every edition rate its games again."""
+    from site_builder.families import results as results_family
+    from site_builder.metrics import elo
+    from site_builder.model import GameRecord
+
+    cfg = small_site.settings.results
+    rules = results_family._k_rules(cfg)
+
+    def run(games: list[GameRecord], cls: str) -> elo.EloRun:
+        k_of_gm, since = rules[cls]
+        return elo.sequential_run(elo.rated_games(games, cls, since), k_of_gm, cfg.start_elo)
+
+    games = list(small_site.games)
+    own = {cls: run(games, cls) for cls in results_family.TIME_CLASSES}
+    assert results_family.site_runs(small_site, own) == own
+    rated = next(g for g in games if g.time_class == "classical" and g.score_white is not None)
+    other = {**own, "classical": run([g for g in games if g is not rated], "classical")}
+    assert results_family.site_runs(small_site, other) == {}
+    assert results_family.site_runs(small_site, {"classical": own["classical"]}) == {}

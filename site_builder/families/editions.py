@@ -194,9 +194,10 @@ def _compute_editions(
     skill_rows = _rated_again(site, cuts, active, "bayesian")
     quality_games = getattr(res.get("quality"), "games", None)
     fill_months = site.settings.results.elo_fill_months
-    # Each edition's runs resume from the last one's, the first from the build's own.
+    # Each edition's runs are the first games of the site's own; when those are not kept,
+    # each edition's resume from the last one's, the first from the build's.
     runs = results_family.resumable_runs(site)
-    site_wide = results_family.site_runs(site, runs)  # each edition's: their first games
+    site_wide = results_family.site_runs(site, runs)
     material = results_family.game_materials(site, site.games)  # the results family's entry
     out = {}
     for d, a in cuts:
