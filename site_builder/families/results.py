@@ -109,16 +109,20 @@ def _elo_run(
 ) -> elo.EloRun:
     """The sequential run of ``games`` of class ``cls`` (resumed from ``previous``, a run of
     the same rules over an earlier game list)."""
-    k_of_gm, since = _k_rules(cfg)[cls]
     return elo.sequential_run(
-        elo.rated_games(games, cls, since),
-        k_of_gm,
+        _rated_games(cfg, games, cls),
+        _k_rules(cfg)[cls][0],
         cfg.start_elo,
         cfg.expected_cap,
         cfg.gm_months,
         cfg.reseed_months,
         previous=previous,
     )
+
+
+def _rated_games(cfg: ResultsSection, games: list[GameRecord], cls: str) -> list[elo.RatedGame]:
+    """The games a sequential run of class ``cls`` rates, in its order."""
+    return elo.rated_games(games, cls, _k_rules(cfg)[cls][1])
 
 
 def _all_updates(runs: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -223,8 +227,7 @@ def site_runs(site: SiteData, runs: dict[str, elo.EloRun]) -> dict[str, elo.EloR
     when one is missing or another's (a build cache shared with another site)."""
     cfg = site.settings.results
     for cls in TIME_CLASSES:
-        _, since = _k_rules(cfg)[cls]
-        if cls not in runs or runs[cls].games != tuple(elo.rated_games(site.games, cls, since)):
+        if cls not in runs or runs[cls].games != tuple(_rated_games(cfg, site.games, cls)):
             return {}
     return runs
 
