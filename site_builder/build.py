@@ -186,6 +186,8 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             build_cache.set(manifest_key, {**old, "quick": settled(quick, cache_dir)})
             return stats
+        # What the render compares with; the rest of the last manifest is not held.
+        old = {k: old[k] for k in ("pages", "page_sets") if k in old}
         site.cache.store = build_cache
         if site.partitions is not None:  # the families' per-partition work
             site.partitions.workers = processes()

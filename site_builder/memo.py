@@ -181,6 +181,11 @@ class Memo:
     def active(self) -> bool:
         return self.store is not None and bool(self.game_keys)
 
+    def forget_last_groups(self) -> None:
+        """Drop the last build's groups read so far: a family reads only its own kinds, so
+        they are garbage once it is computed."""
+        self._group_batches.clear()
+
     def _group_batch(self, family: str) -> dict[str, tuple[str, Any]]:
         """The last build's groups of ``family``: ``{group id: (digest, value)}`` (read once)."""
         if family not in self._group_batches:

@@ -57,6 +57,8 @@ def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_pat
             assert bool(started) == (workers == 2)  # the partitions ran in the pool
             assert set(seconds) == {f.name for f in families}
             assert shared.computed
+            # The last build's groups a family read are not held after it.
+            assert not site.cache._group_batches
             keys = {f.name: cache.get(f"family-key|{f.name}") for f in families}
             render_site(site, families, tmp_path / f"out{workers}")
             made[workers] = (
@@ -70,7 +72,20 @@ def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_pat
             # The results were kept in the build cache: nothing is computed again.
             again = _fresh(small_site)
             assert compute_metrics(again, families, cache, "data", None) == []
+        # The pool's server ended with the pool: it does not sit beside the render's processes.
+        assert not [p for p in _living(me) if "forkserver" in _command(p)]
     assert made[2] == made[1]
+
+
+def _living(me: psutil.Process) -> list[psutil.Process]:
+    return [p for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _command(p: psutil.Process) -> str:
+    try:
+        return " ".join(p.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def _fail_or_sleep(rows: pd.DataFrame, fail_rows: int) -> int:
@@ -104,8 +119,8 @@ def test_an_error_in_a_partition_fails_at_once_and_ends_the_workers(small_site) 
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
         parts.workers, parts.cache = 1, memo
-    # What stays is the server and multiprocessing's resource tracker, which end with this
-    # process; the workers, the server's children, are gone.
+    # What stays is multiprocessing's resource tracker, which ends with this process; the
+    # workers and their server are gone.
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and _pool_workers(me, before):
         time.sleep(0.1)

@@ -40,11 +40,19 @@ _SCRIPT = textwrap.dedent(
 )
 
 
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """Whether the process has ended (or is a zombie) within ``within`` seconds: a helper
+    that reads its pipe to the end (the resource tracker) exits just after the build."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _start(mode: str) -> tuple[subprocess.Popen[str], int]:

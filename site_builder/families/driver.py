@@ -123,6 +123,7 @@ class _Metrics:
             result = fam.compute(site)
         finally:
             site.state.results = dict(recording)
+            site.cache.forget_last_groups()
             # What a family's global steps freed goes back to the system, not carried into
             # the next family's (or the render's workers', which would count it again).
             release_free_memory()
