@@ -3,6 +3,7 @@ process, and an error in one partition's work ends the others at once."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import signal
 import time
@@ -78,7 +79,12 @@ def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_pat
 
 
 def _living(me: psutil.Process) -> list[psutil.Process]:
-    return [p for p in me.children(recursive=True) if p.status() != psutil.STATUS_ZOMBIE]
+    living = []
+    for p in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # it may end while it is looked at
+            if p.status() != psutil.STATUS_ZOMBIE:
+                living.append(p)
+    return living
 
 
 def _command(p: psutil.Process) -> str:
