@@ -134,8 +134,4 @@ def test_an_error_in_a_partition_fails_at_once_and_ends_the_workers(small_site) 
 
 
 def _pool_workers(me: psutil.Process, before: set[int]) -> list[psutil.Process]:
-    return [
-        p
-        for p in me.children(recursive=True)
-        if p.pid not in before and p.ppid() != me.pid and p.status() != psutil.STATUS_ZOMBIE
-    ]
+    return [p for p in _living(me) if p.pid not in before and p.ppid() != me.pid]
