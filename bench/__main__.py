@@ -17,6 +17,7 @@ ALL = [
     "scale",
     "editions",
     "intrinsic_table",
+    "calibration_sample",
 ]
 
 

@@ -297,6 +297,10 @@ class IntrinsicSection:
     calibration_games: tuple[str, ...] = ()
     #: Turns a milepost bucket needs to be fitted.
     min_turns: int = 500
+    #: A bucket with more turns is fitted on whole games drawn by a seeded hash of their ids,
+    #: until this many turns, and at least min_turns (its counts, mean Elo and IPR use every
+    #: turn). 0: every turn.
+    calibration_max_turns: int = 30000
     #: Fitted buckets the Elo calibration needs.
     min_buckets: int = 3
     #: Turns a player, player-year or event needs for an IPR.
@@ -491,6 +495,7 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("intrinsic", "milepost_width"): (0, 500),
     ("intrinsic", "min_turns"): (10, 10**8),
     ("intrinsic", "min_buckets"): (2, 100),
+    ("intrinsic", "calibration_max_turns"): (0, 10**9),
     ("intrinsic", "ipr_min_turns"): (10, 10**8),
     ("intrinsic", "window_months"): (1, 1200),
     ("intrinsic", "bootstrap"): (20, 100000),

@@ -869,6 +869,7 @@ def _bucket_rows(
             "milepost": b.milepost,
             "games": b.games,
             "turns": b.turns,
+            "fitted": b.fitted,
             "mean_elo": b.mean_elo,
             "status": b.status,
         }

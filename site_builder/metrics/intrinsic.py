@@ -15,11 +15,12 @@ performance rating (IPR) of a set of turns is the ``E`` whose agent fits them be
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -722,6 +723,7 @@ class Bucket:
     fit: Fit | None  #: (s, c) fitted freely
     refit: Fit | None  #: s refitted with c from the line
     status: str  #: "" or why the bucket is not used
+    fitted: int = 0  #: turns the fits read (:func:`fitted_turns`)
 
 
 @dataclass(frozen=True)
@@ -762,6 +764,41 @@ def _largest_first(sizes: Sequence[int]) -> list[int]:
     return sorted(range(len(sizes)), key=lambda i: -sizes[i])
 
 
+def _game_rank(seed: int, game_id: str) -> int:
+    digest = hashlib.blake2b(f"{seed}|{game_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def fitted_turns(
+    meta: pd.DataFrame, which: FloatArray, mileposts: Sequence[int], cap: int, seed: int
+) -> dict[int, IntArray]:
+    """Positions of the turns each bucket's fits read: all of them, or in a bucket of more
+    than ``cap`` turns (``cap`` > 0) the turns of whole games, taken in the order of a seeded
+    hash of their ids (then the ids) until ``cap`` turns are reached. The sample depends on
+    the bucket's games alone, not on their order or on the partitions."""
+    out: dict[int, IntArray] = {}
+    for m in mileposts:
+        idx = np.flatnonzero(which == m)
+        if cap <= 0 or len(idx) <= cap:
+            out[m] = idx
+            continue
+        ids = meta["game_id"].iloc[idx].astype(str).to_numpy()
+        games, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
+        ranks = np.array([_game_rank(seed, g) for g in games], dtype=np.uint64)
+        order = np.lexsort((games, ranks))
+        taken = order[: int(np.searchsorted(np.cumsum(counts[order]), cap)) + 1]
+        keep = np.zeros(len(games), dtype=bool)
+        keep[taken] = True
+        out[m] = idx[keep[inverse]]
+    return out
+
+
+def _fit_cap(cfg: IntrinsicSection) -> int:
+    """Turns a bucket's fits read at most (0: all), never fewer than a fit needs."""
+    cap = cfg.calibration_max_turns
+    return max(cap, cfg.min_turns) if cap > 0 else 0
+
+
 def free_fits(
     sp: Spreads,
     meta: pd.DataFrame,
@@ -774,8 +811,8 @@ def free_fits(
     mileposts = mileposts_of(cfg)
     pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
     which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
-    at = {m: np.flatnonzero(which == m) for m in mileposts}
-    fitted = [m for m in mileposts if len(at[m]) >= cfg.min_turns]
+    at = fitted_turns(meta, which, mileposts, _fit_cap(cfg), cfg.seed)
+    fitted = [m for m in mileposts if np.count_nonzero(which == m) >= cfg.min_turns]
     tasks = [(m, method) for method in methods for m in fitted]
     order = _largest_first([len(at[m]) for m, _ in tasks])
     # One copy of each bucket's turns, which every method's task reads.
@@ -795,9 +832,9 @@ def calibrate(
 ) -> Calibration:
     """Buckets, a free fit per bucket, the weighted line c(Elo), s refitted, the line Elo(s).
 
-    Lines are weighted by the buckets' turn counts; buckets with fewer than ``min_turns``
-    turns are listed but not used. ``fits``: the free fits of ``method`` when already made
-    (:func:`free_fits`); the fits are tasks of ``run``.
+    Lines are weighted by the turns each bucket's fits read (:func:`fitted_turns`); buckets
+    with fewer than ``min_turns`` turns are listed but not used. ``fits``: the free fits of
+    ``method`` when already made (:func:`free_fits`); the fits are tasks of ``run``.
     """
     method = method or cfg.fit
     mileposts = mileposts_of(cfg)
@@ -805,6 +842,7 @@ def calibrate(
         fits = free_fits(sp, meta, cfg, [method], run)[method]
     pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
     which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
+    at = fitted_turns(meta, which, mileposts, _fit_cap(cfg), cfg.seed)
     buckets: list[Bucket] = []
     for m in mileposts:
         idx = np.flatnonzero(which == m)
@@ -812,9 +850,9 @@ def calibrate(
         mean_elo = float(pe[idx].mean()) if len(idx) else float("nan")
         if len(idx) < cfg.min_turns:
             status = f"too few turns: {len(idx)} (a fit needs {cfg.min_turns})"
-            buckets.append(Bucket(m, games, len(idx), mean_elo, None, None, status))
+            buckets.append(Bucket(m, games, len(idx), mean_elo, None, None, status, 0))
             continue
-        buckets.append(Bucket(m, games, len(idx), mean_elo, fits[m], None, ""))
+        buckets.append(Bucket(m, games, len(idx), mean_elo, fits[m], None, "", len(at[m])))
     used = [b for b in buckets if b.fit is not None]
     if len(used) < cfg.min_buckets:
         status = (
@@ -825,14 +863,14 @@ def calibrate(
     c_line = weighted_line(
         [b.mean_elo for b in used],
         [b.fit.c for b in used if b.fit],
-        [b.turns for b in used],
+        [b.fitted for b in used],
     )
-    order = _largest_first([b.turns for b in used])
+    order = _largest_first([b.fitted for b in used])
     done = run(
         _fit_s_task,
         [
             (
-                sp.take(np.flatnonzero(which == used[i].milepost)),
+                sp.take(at[used[i].milepost]),
                 c_line(used[i].mean_elo),
                 method,
                 cfg.lines,
@@ -841,14 +879,11 @@ def calibrate(
         ],
     )
     refits: dict[int, Fit] = {used[i].milepost: fit for i, fit in zip(order, done, strict=True)}
-    buckets = [
-        Bucket(b.milepost, b.games, b.turns, b.mean_elo, b.fit, refits.get(b.milepost), b.status)
-        for b in buckets
-    ]
+    buckets = [replace(b, refit=refits.get(b.milepost)) for b in buckets]
     elo_line = weighted_line(
         [refits[b.milepost].s for b in used],
         [b.mean_elo for b in used],
-        [b.turns for b in used],
+        [b.fitted for b in used],
     )
     status = ""
     if elo_line.slope >= 0:

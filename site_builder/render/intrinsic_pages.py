@@ -63,11 +63,20 @@ CALIBRATION_DOWNLOAD = (
     ),
     Column("games", "Games", "rated classical games in the bucket", True),
     Column("turns", "Turns", "counted turns of those games (both sides)", True),
+    Column(
+        "fitted",
+        "Fitted turns",
+        "turns the bucket's fits read: all, or whole games drawn up to calibration_max_turns",
+        True,
+    ),
     Column("mean_elo", "Mean Elo", "mean Elo tag of the bucket's players", True),
     Column("s", "s", "sensitivity of the bucket's free fit", True),
     Column("c", "c", "consistency of the bucket's free fit", True),
     Column(
-        "c_fit", "c fit", "c read from the line fitted to the buckets' c (weights = turns)", True
+        "c_fit",
+        "c fit",
+        "c read from the line fitted to the buckets' c (weights = fitted turns)",
+        True,
     ),
     Column("s_fit", "s fit", "s refitted with c = c fit", True),
     Column("mm_p", "mm projected", f"{_SHARE} of first-choice moves the model projects", True),
@@ -97,7 +106,7 @@ def _method_download(lines: int) -> tuple[Column, ...]:
     return (
         Column("method", "Method", "the fitting method"),
         Column("milepost", "Elo", "the bucket's milepost", True),
-        Column("turns", "Turns", "counted turns of the bucket", True),
+        Column("turns", "Turns", "turns the fit read (the bucket's, or its sample)", True),
         Column("s", "s", "sensitivity of the method's free fit", True),
         Column("c", "c", "consistency of the method's free fit", True),
         Column("mm_p", "mm projected", f"{_SHARE} of first-choice moves projected", True),
@@ -296,7 +305,7 @@ def _fit_rows(res: IntrinsicResult) -> list[dict[str, Any]]:
                 {
                     "method": intrinsic.METHODS[method],
                     "milepost": post,
-                    "turns": b.turns,
+                    "turns": b.fitted or b.turns,
                     "fit": fit,
                     "status": b.status,
                     **_fit_fields(fit),
@@ -349,6 +358,9 @@ def pages(site: SiteData) -> list[Page]:
         "fits": _fit_rows(res),
         "methods": intrinsic.METHODS,
         "cfg": cfg,
+        "sampled": any(0 < b.fitted < b.turns for b in res.calibration.buckets)
+        if res.calibration
+        else False,
         **_calibration_charts(res),
     }
     fits = ctx_cal["fits"]
@@ -550,6 +562,12 @@ def calibration_text(res: IntrinsicResult, settings: Any) -> list[str]:
         lines.append(f"c(Elo) = {cal.c_line.intercept:.4f} {cal.c_line.slope:+.6f}·Elo")
     if cal.elo_line is not None:
         lines.append(f"Elo(s) = {cal.elo_line.intercept:.0f} {cal.elo_line.slope:+.1f}·s")
+    sampled = [b for b in cal.buckets if 0 < b.fitted < b.turns]
+    if sampled:
+        lines.append(
+            "Fitted on a sample of whole games: "
+            + ", ".join(f"{b.milepost} ({b.fitted} of {b.turns} turns)" for b in sampled)
+        )
     if cal.status:
         lines.append(cal.status)
     return lines
