@@ -39,8 +39,8 @@ def _with_lines(real):  # type: ignore[no-untyped-def]
     """``calibrate`` with its buckets fitted and the lines c(Elo), Elo(s) set by hand."""
     lines = (I.Line(0.1, 0.0002, 4), I.Line(3300.0, -2000.0, 4))
 
-    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None):  # type: ignore[no-untyped-def]
-        cal = real(sp, meta, cfg, method, run, fits)
+    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None, population=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method, run, fits, population)
         return dataclasses.replace(cal, c_line=lines[0], elo_line=lines[1], status="")
 
     return fake

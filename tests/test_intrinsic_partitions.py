@@ -34,8 +34,8 @@ BANDS = {
 def fixed_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     real = I.calibrate
 
-    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None):  # type: ignore[no-untyped-def]
-        cal = real(sp, meta, cfg, method, run, fits)
+    def fake(sp, meta, cfg, method=None, run=I.serial, fits=None, population=None):  # type: ignore[no-untyped-def]
+        cal = real(sp, meta, cfg, method, run, fits, population)
         return dataclasses.replace(cal, c_line=LINES[0], elo_line=LINES[1], status="")
 
     monkeypatch.setattr(I, "calibrate", fake)
@@ -152,7 +152,7 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
     ]
     assert 0 < parts[0].width < parts[1].width
     width = max(p.width for p in parts)
-    pooled, meta = family._calibration_turns(parts, set(moves["game_id"]), width)
+    pooled, meta, every = family._calibration_turns(parts, set(moves["game_id"]), width)
     sp, whole = I.turns_from_moves(moves, cfg)
     posts = list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
     elos = [I.elo_values(whole[c]) for c in ("player_elo", "opponent_elo")]
@@ -163,6 +163,26 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
         assert np.array_equal(getattr(pooled, name), getattr(want, name)), name
     cols = ["game_id", "player", "player_elo", "opponent_elo"]
     pd.testing.assert_frame_equal(meta, whole[cols].iloc[inside].reset_index(drop=True))
+    pd.testing.assert_frame_equal(every, meta)
+    # With a cap, only the turns the fits read are pooled, and the calibration is the one
+    # made from every turn.
+    capped = dataclasses.replace(cfg, calibration_max_turns=600, min_turns=500)
+    few, few_meta, every = family._calibration_turns(parts, set(moves["game_id"]), width, capped)
+    pd.testing.assert_frame_equal(every, meta)
+    which = I.bucket_of(
+        *(I.elo_values(meta[c]) for c in ("player_elo", "opponent_elo")),
+        posts,
+        capped.milepost_width,
+    )
+    at = I.fitted_turns(meta, which, posts, 600, capped.seed)
+    rows = np.sort(np.concatenate(list(at.values())))
+    assert 0 < len(rows) < len(meta) and len(few) == len(rows)
+    for name in ("delta", "valid", "played", "counts"):
+        assert np.array_equal(getattr(few, name), getattr(pooled.take(rows), name)), name
+    pd.testing.assert_frame_equal(few_meta, meta.iloc[rows].reset_index(drop=True))
+    sampled = I.calibrate(few, few_meta, capped, population=every)
+    assert repr(sampled) == repr(I.calibrate(pooled, meta, capped))  # repr: NaN == NaN
+    assert any(0 < b.fitted < b.turns for b in sampled.buckets)
 
 
 def test_an_events_units_are_gathered_as_one_table_orders_them(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -565,7 +565,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     part = site.cache.memoised(
         f"intrinsic-calibration|{cal_key}",
         lambda: _calibration(
-            *_calibration_turns(found, calibration_ids, width), len(cal_games) > 0, site
+            *_calibration_turns(found, calibration_ids, width, cfg), len(cal_games) > 0, site
         ),
     )
     seconds["calibration"] = time.perf_counter() - clock
@@ -616,7 +616,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         rating_folders = {}
         tables_of = None
         if part.grid is not None:  # no partition is rated: a table of the buckets' units
-            sp, meta = _calibration_turns(found, calibration_ids, width)
+            sp, meta, _ = _calibration_turns(found, calibration_ids, width)
             table = _calibration_table(sp, meta, part.calibration, part.grid)
             tables_of = lambda _: table  # noqa: E731  (its index finds every bucket's units)
         buckets = _bucket_frame(site, part, tables_of)
@@ -652,28 +652,58 @@ def _all_units(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def _calibration_turns(
-    found: list[PartitionTurns], calibration_ids: set[str], width: int
-) -> tuple[intrinsic.Spreads, pd.DataFrame]:
+    found: list[PartitionTurns],
+    calibration_ids: set[str],
+    width: int,
+    cfg: IntrinsicSection | None = None,
+) -> tuple[intrinsic.Spreads, pd.DataFrame, pd.DataFrame]:
     """The calibration games' turns in a milepost bucket, in move-table order (game, ply), as
-    wide as the widest turn of all."""
+    wide as the widest turn of all: their spreads and meta data, and the meta data of every
+    such turn. With ``cfg``, only the turns the fits read (:func:`intrinsic.fitted_turns`)
+    are pooled, so a large bucket's other turns are never copied; without, every turn."""
     parts = []
     for p in found:
         if len(p.bucket_meta) == 0:
             continue
-        keep = p.bucket_meta["game_id"].astype(str).isin(calibration_ids).to_numpy()
-        if keep.any():
-            parts.append((_padded(p.bucket_spreads.take(keep), width), p.bucket_meta[keep]))
+        keep = np.flatnonzero(p.bucket_meta["game_id"].astype(str).isin(calibration_ids))
+        if len(keep):
+            parts.append((p.bucket_spreads, keep, p.bucket_meta.iloc[keep]))
     if not parts:
-        return intrinsic.spreads_from_scores([], [], 0.0), pd.DataFrame(columns=_CAL_COLUMNS)
-    meta = pd.concat([m for _, m in parts], ignore_index=True)
+        empty = pd.DataFrame(columns=_CAL_COLUMNS)
+        return intrinsic.spreads_from_scores([], [], 0.0), empty, empty
+    meta = pd.concat([m for _, _, m in parts], ignore_index=True)
     order = np.lexsort((meta["ply"].to_numpy(), meta["game_id"].astype(str).to_numpy()))
+    every = meta.iloc[order].drop(columns="ply").reset_index(drop=True)
+    used = order
+    if cfg is not None:
+        posts = intrinsic.mileposts_of(cfg)
+        which = intrinsic.bucket_of(
+            intrinsic.elo_values(every["player_elo"]),
+            intrinsic.elo_values(every["opponent_elo"]),
+            posts,
+            cfg.milepost_width,
+        )
+        at = intrinsic.fitted_turns(every, which, posts, intrinsic.fit_cap(cfg), cfg.seed)
+        used = order[np.sort(np.concatenate([at[m] for m in posts]))]
+    # Each pooled row's partition and row there, in pooled order.
+    ends = np.cumsum([len(k) for _, k, _ in parts])
+    part_of = np.searchsorted(ends, used, side="right")
+    row_of = used - np.r_[0, ends[:-1]][part_of]
+    spreads = []
+    for i, (sp, keep, _) in enumerate(parts):
+        mine = np.flatnonzero(part_of == i)
+        if len(mine):
+            spreads.append((mine, _padded(sp.take(keep[row_of[mine]]), width)))
     sp = intrinsic.Spreads(
-        np.concatenate([s.delta for s, _ in parts]),
-        np.concatenate([s.valid for s, _ in parts]),
-        np.concatenate([s.played for s, _ in parts]),
-        np.concatenate([s.counts for s, _ in parts]),
+        np.concatenate([s.delta for _, s in spreads]),
+        np.concatenate([s.valid for _, s in spreads]),
+        np.concatenate([s.played for _, s in spreads]),
+        np.concatenate([s.counts for _, s in spreads]),
     )
-    return sp.take(order), meta.iloc[order].drop(columns="ply").reset_index(drop=True)
+    # Rows grouped by partition back to pooled order.
+    sp = sp.take(np.argsort(np.concatenate([mine for mine, _ in spreads]), kind="stable"))
+    fitted = meta.iloc[used].drop(columns="ply").reset_index(drop=True)
+    return sp, fitted, every
 
 
 @dataclass
@@ -692,15 +722,21 @@ class _CalibrationPart:
 
 
 def _calibration(
-    sp: intrinsic.Spreads, meta: pd.DataFrame, has_turns: bool, site: SiteData
+    sp: intrinsic.Spreads,
+    meta: pd.DataFrame,
+    every: pd.DataFrame,
+    has_turns: bool,
+    site: SiteData,
 ) -> _CalibrationPart:
-    """The calibration from its games' turns in a milepost bucket (``has_turns``: whether
-    the calibration games have any turn at all)."""
+    """The calibration from the turns its fits read (``sp``, ``meta``) of its games' turns in
+    a milepost bucket (``every``; ``has_turns``: whether the calibration games have any turn
+    at all)."""
     cfg = site.settings.intrinsic
-    # Every bucket's fit by every method, the refits and the unit table's chunks are tasks
-    # of the build's workers: the calibration is most of the family's time.
+    # Every bucket's fit by every method and the refits are tasks of the build's workers.
     method_fits = intrinsic.free_fits(sp, meta, cfg, [cfg.fit, *_other_methods(cfg)], pool_map)
-    cal = intrinsic.calibrate(sp, meta, cfg, run=pool_map, fits=method_fits[cfg.fit])
+    cal = intrinsic.calibrate(
+        sp, meta, cfg, run=pool_map, fits=method_fits[cfg.fit], population=every
+    )
     if not has_turns and cfg.calibration_games:
         cal = replace(
             cal,
@@ -715,7 +751,7 @@ def _calibration(
             status = "n/a: the calibrated agents are valid over fewer than five grid Elos"
     else:
         status = f"n/a: no Elo calibration ({cal.status.removeprefix('n/a: ')})"
-    rows, units = _bucket_rows(site, cal, meta)
+    rows, units = _bucket_rows(site, cal, every)
     return _CalibrationPart(cal, method_fits, grid, status, rows, units)
 
 

@@ -793,7 +793,7 @@ def fitted_turns(
     return out
 
 
-def _fit_cap(cfg: IntrinsicSection) -> int:
+def fit_cap(cfg: IntrinsicSection) -> int:
     """Turns a bucket's fits read at most (0: all), never fewer than a fit needs."""
     cap = cfg.calibration_max_turns
     return max(cap, cfg.min_turns) if cap > 0 else 0
@@ -811,7 +811,7 @@ def free_fits(
     mileposts = mileposts_of(cfg)
     pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
     which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
-    at = fitted_turns(meta, which, mileposts, _fit_cap(cfg), cfg.seed)
+    at = fitted_turns(meta, which, mileposts, fit_cap(cfg), cfg.seed)
     fitted = [m for m in mileposts if np.count_nonzero(which == m) >= cfg.min_turns]
     tasks = [(m, method) for method in methods for m in fitted]
     order = _largest_first([len(at[m]) for m, _ in tasks])
@@ -829,24 +829,31 @@ def calibrate(
     method: str | None = None,
     run: Runner = serial,
     fits: dict[int, Fit | None] | None = None,
+    population: pd.DataFrame | None = None,
 ) -> Calibration:
     """Buckets, a free fit per bucket, the weighted line c(Elo), s refitted, the line Elo(s).
 
     Lines are weighted by the turns each bucket's fits read (:func:`fitted_turns`); buckets
     with fewer than ``min_turns`` turns are listed but not used. ``fits``: the free fits of
     ``method`` when already made (:func:`free_fits`); the fits are tasks of ``run``.
+    ``population``: the meta data of every turn of the buckets, when ``sp`` and ``meta`` hold
+    only the turns the fits read (:func:`fitted_turns` then takes them all); the buckets'
+    games, turns and mean Elo count every turn.
     """
     method = method or cfg.fit
     mileposts = mileposts_of(cfg)
     if fits is None:
         fits = free_fits(sp, meta, cfg, [method], run)[method]
-    pe, oe = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
-    which = bucket_of(pe, oe, mileposts, cfg.milepost_width)
-    at = fitted_turns(meta, which, mileposts, _fit_cap(cfg), cfg.seed)
+    elos = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
+    which = bucket_of(*elos, mileposts, cfg.milepost_width)
+    at = fitted_turns(meta, which, mileposts, fit_cap(cfg), cfg.seed)
+    every = meta if population is None else population
+    pe = elo_values(every["player_elo"])
+    which_every = bucket_of(pe, elo_values(every["opponent_elo"]), mileposts, cfg.milepost_width)
     buckets: list[Bucket] = []
     for m in mileposts:
-        idx = np.flatnonzero(which == m)
-        games = int(meta["game_id"].iloc[idx].nunique()) if len(idx) else 0
+        idx = np.flatnonzero(which_every == m)
+        games = int(every["game_id"].iloc[idx].nunique()) if len(idx) else 0
         mean_elo = float(pe[idx].mean()) if len(idx) else float("nan")
         if len(idx) < cfg.min_turns:
             status = f"too few turns: {len(idx)} (a fit needs {cfg.min_turns})"
