@@ -152,3 +152,35 @@ def test_calibration_games_fix_the_reference_set(small_site) -> None:  # type: i
     nothing = intrinsic_family.compute(none)
     assert "calibration_games" in nothing.calibration.status
     assert (nothing.players["status"].str.startswith("n/a")).all()
+
+
+def test_a_bucket_fitted_on_a_sample_says_so(small_site, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """[intrinsic] calibration_max_turns below a bucket's turns: the page, the download and
+    the text of ``site-builder calibrate`` give the fitted turns beside the bucket's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(I, "calibrate", _with_lines(I.calibrate))
+        site = _site(
+            small_site,
+            milepost_min=2600,
+            milepost_max=2850,
+            milepost_step=50,
+            milepost_width=40,
+            min_turns=200,
+            calibration_max_turns=300,
+        )
+        res = intrinsic_family.compute_calibration(site)
+    sampled = [b for b in res.calibration.buckets if 0 < b.fitted < b.turns]
+    assert sampled and all(300 <= b.fitted < b.turns for b in sampled)
+    site.state.results["intrinsic"] = res
+    common = {"site": site.settings.site, "settings": site.settings, "nav": [], "version": "t"}
+    out = render_pages(intrinsic_pages.pages(site), tmp_path, common)
+    cal = out["calibration.html"].decode()
+    b = sampled[0]
+    assert f'data-value="{b.turns}">{b.turns} ({b.fitted})</td>' in cal
+    assert "A bucket with more than\n300 turns is fitted on a sample of its games" in cal
+    assert "weights = fitted turns" in cal
+    csv = out["data/calibration.csv"].decode().splitlines()
+    assert csv[0].startswith("milepost,games,turns,fitted,")
+    assert f"{b.milepost},{b.games},{b.turns},{b.fitted}," in "\n".join(csv)
+    text = "\n".join(intrinsic_pages.calibration_text(res, site.settings))
+    assert f"{b.milepost} ({b.fitted} of {b.turns} turns)" in text
