@@ -46,20 +46,23 @@ def _with_lines(real):  # type: ignore[no-untyped-def]
     return fake
 
 
+#: Buckets the small site's Elo range (2612–2865) can fill.
+_BANDS = {
+    "milepost_min": 2600,
+    "milepost_max": 2850,
+    "milepost_step": 50,
+    "milepost_width": 40,
+    "min_turns": 200,
+}
+
+
 @pytest.fixture(scope="module")
 def calibrated(small_site, tmp_path_factory):  # type: ignore[no-untyped-def]
     """The small site with a usable calibration: its Elo range (2612–2865) is too narrow to
     calibrate, so the fitted buckets are kept and the lines are set by hand."""
     with pytest.MonkeyPatch.context() as mp:  # undone even when the build fails
         mp.setattr(I, "calibrate", _with_lines(I.calibrate))
-        site = _site(
-            small_site,
-            milepost_min=2600,
-            milepost_max=2850,
-            milepost_step=50,
-            milepost_width=40,
-            min_turns=200,
-        )
+        site = _site(small_site, **_BANDS)
         out = _render(site, tmp_path_factory.mktemp("pages"))
     return site, out
 
@@ -159,15 +162,7 @@ def test_a_bucket_fitted_on_a_sample_says_so(small_site, tmp_path) -> None:  # t
     the text of ``site-builder calibrate`` give the fitted turns beside the bucket's."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(I, "calibrate", _with_lines(I.calibrate))
-        site = _site(
-            small_site,
-            milepost_min=2600,
-            milepost_max=2850,
-            milepost_step=50,
-            milepost_width=40,
-            min_turns=200,
-            calibration_max_turns=300,
-        )
+        site = _site(small_site, calibration_max_turns=300, **_BANDS)
         res = intrinsic_family.compute_calibration(site)
     sampled = [b for b in res.calibration.buckets if 0 < b.fitted < b.turns]
     assert sampled and all(300 <= b.fitted < b.turns for b in sampled)

@@ -725,6 +725,11 @@ class Bucket:
     status: str  #: "" or why the bucket is not used
     fitted: int = 0  #: turns the fits read (:func:`fitted_turns`)
 
+    @property
+    def sampled(self) -> bool:
+        """Whether the fits read a sample of the bucket's turns, not all of them."""
+        return 0 < self.fitted < self.turns
+
 
 @dataclass(frozen=True)
 class Calibration:

@@ -358,9 +358,7 @@ def pages(site: SiteData) -> list[Page]:
         "fits": _fit_rows(res),
         "methods": intrinsic.METHODS,
         "cfg": cfg,
-        "sampled": any(0 < b.fitted < b.turns for b in res.calibration.buckets)
-        if res.calibration
-        else False,
+        "sampled": any(b.sampled for b in res.calibration.buckets) if res.calibration else False,
         **_calibration_charts(res),
     }
     fits = ctx_cal["fits"]
@@ -562,7 +560,7 @@ def calibration_text(res: IntrinsicResult, settings: Any) -> list[str]:
         lines.append(f"c(Elo) = {cal.c_line.intercept:.4f} {cal.c_line.slope:+.6f}·Elo")
     if cal.elo_line is not None:
         lines.append(f"Elo(s) = {cal.elo_line.intercept:.0f} {cal.elo_line.slope:+.1f}·s")
-    sampled = [b for b in cal.buckets if 0 < b.fitted < b.turns]
+    sampled = [b for b in cal.buckets if b.sampled]
     if sampled:
         lines.append(
             "Fitted on a sample of whole games: "
