@@ -55,6 +55,11 @@ class _Task:
     side: str | None = None
     #: Whether the work takes ``side=`` at all.
     takes_side: bool = False
+    #: The side folder the same work left for this partition number in an earlier build
+    #: (:meth:`Partitions.map_beside` with ``earlier``), or None
+    earlier: str | None = None
+    #: Whether the work takes ``earlier=`` at all.
+    takes_earlier: bool = False
 
 
 def _run(task: _Task) -> Any:
@@ -63,9 +68,12 @@ def _run(task: _Task) -> Any:
     store.directory, store.partitions = Path(task.directory), task.partitions
     store.keys = {task.part: task.key}
     rows = store.read(task.part, task.columns, task.time_class)
+    kwargs: dict[str, Path | None] = {}
     if task.takes_side:
-        return task.work(rows, *task.args, side=Path(task.side) if task.side else None)
-    return task.work(rows, *task.args)
+        kwargs["side"] = Path(task.side) if task.side else None
+    if task.takes_earlier:
+        kwargs["earlier"] = Path(task.earlier) if task.earlier else None
+    return task.work(rows, *task.args, **kwargs)
 
 
 #: The folder, beside the store's Parquet files, of the partitions' side output.
@@ -188,12 +196,18 @@ class Partitions:
         *args: Any,
         columns: Sequence[str] | None = None,
         time_class: str | None = None,
+        earlier: bool = False,
     ) -> list[tuple[T, Path]]:
         """As :meth:`map`, for a ``work(rows, *args, side=folder)`` that also leaves large
         output on disk, in ``folder`` (by :func:`write_side`), beside the store: each
         partition's value and its folder. A value is reused only while its folder is there,
-        and the folders of other keys are deleted (only those this method names)."""
-        found = self._map(work, args, columns, time_class, None, side=True)
+        and the folders of other keys are deleted (only those this method names).
+
+        ``earlier``: ``work`` also takes ``earlier=folder or None``, the folder it left for
+        the same partition number in an earlier build (from other rows and arguments). It
+        may take from it only what it checks is still right, and must give the same value
+        and folder without it."""
+        found = self._map(work, args, columns, time_class, None, side=True, earlier=earlier)
         name = f"{work.__module__}.{work.__qualname__}"
         keep = {path.name for _, path in found if path is not None}
         folder = self._side_root(name)
@@ -215,6 +229,7 @@ class Partitions:
         only: Collection[int] | None,
         side: bool,
         beside: Mapping[int, str] | None = None,
+        earlier: bool = False,
     ) -> list[tuple[T, Path | None]]:
         name = f"{work.__module__}.{work.__qualname__}"
         # Each argument digested alone: pickle writes an object shared by two arguments once,
@@ -256,6 +271,8 @@ class Partitions:
                 args,
                 str(sides[p]) if side else (beside or {}).get(p),
                 side or beside is not None,
+                self._earlier_side(name, p, sides[p]) if earlier else None,
+                earlier,
             )
             for p in missing
         ]
@@ -273,6 +290,22 @@ class Partitions:
                 for p in missing:
                     memo.store.set(keys[p], (out[p],))
         return [(out[p], sides.get(p)) for p in sorted(out)]
+
+    def _earlier_side(self, name: str, part: int, new: Path) -> str | None:
+        """The whole side folder of ``name`` for partition ``part`` other than ``new``, the
+        latest written (None: there is none)."""
+        root = self._side_root(name)
+        if not root.is_dir():
+            return None
+        found = [
+            f
+            for f in root.glob(f"p{part:05d}-*")
+            # not a folder still being written (".tmp-<pid>")
+            if f != new and "." not in f.name and _written_side(f) and _whole_side(f)
+        ]
+        if not found:
+            return None
+        return str(max(found, key=lambda f: (f.stat().st_mtime_ns, f.name)))
 
     def _run(self, tasks: list[_Task]) -> list[Any]:
         if not tasks:

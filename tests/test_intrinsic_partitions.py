@@ -255,3 +255,61 @@ def test_edition_ratings_from_one_table_are_those_of_each_cuts_own(
         rows, cfg, cal, grid, width, "", cuts, side=tmp_path / "gone"
     )
     assert repr(missing) == repr(want)
+
+
+def _side_arrays(folder: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in sorted(folder.iterdir())}
+
+
+def test_a_partitions_table_reuses_the_units_an_earlier_build_summed(
+    small_site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """After a tournament a partition is rated again from the table an earlier build left:
+    only the units that are new, or whose turns changed, are summed, and the ratings and the
+    table on disk are those made without it, to the bit. A table made for other agents, or
+    without digests (an older version's), gives nothing."""
+    cfg = dataclasses.replace(small_site.settings.intrinsic, **BANDS, window_months=18)
+    rows = _classical(small_site)
+    cal = I.Calibration("percentile", 40, (), LINES[0], LINES[1], "")
+    grid = I.elo_grid(cal, 2000.0, 3000.0, 50.0)
+    width = family._width(family._turns(rows, cfg)[0]) + 1
+    games = sorted(rows["game_id"].unique())
+    added, changed = games[:2], games[2]
+    # The earlier build: two games not yet played, one game's last turns not yet analysed.
+    before = rows[~rows["game_id"].isin(added)]
+    last = before.index[before["game_id"] == changed][-6:]
+    before = before.drop(index=last)
+    summed: list[int] = []
+    real = I._chunked_sums
+
+    def counted(sp, starts, *args):  # type: ignore[no-untyped-def]
+        summed.append(len(starts))
+        return real(sp, starts, *args)
+
+    monkeypatch.setattr(I, "_chunked_sums", counted)
+    old = tmp_path / f"p00000-{'1' * 24}"
+    family.partition_ratings(before, cfg, cal, grid, width, "", side=old)
+    want_side = tmp_path / f"p00000-{'2' * 24}"
+    want = family.partition_ratings(rows, cfg, cal, grid, width, "", side=want_side)
+    units = len(want.keys)
+    assert summed[-1] == units and units > 20
+    got_side = tmp_path / f"p00000-{'3' * 24}"
+    got = family.partition_ratings(rows, cfg, cal, grid, width, "", side=got_side, earlier=old)
+    # The added games' units (two each) and the changed game's units, one per player.
+    new_units = {u for u in want.keys if u[0] in added}
+    assert len(new_units) == 4
+    assert summed[-1] in (len(new_units) + 1, len(new_units) + 2)
+    assert sum(r["status"] == "" for r in got.players.values()) >= 5
+    assert repr(got) == repr(want)  # every float exactly
+    assert _side_arrays(got_side) == _side_arrays(want_side)
+    # Other agents: nothing is taken from the earlier table.
+    other = I.Calibration("percentile", 40, (), I.Line(0.11, 0.0002, 4), LINES[1], "")
+    calls = len(summed)
+    family.partition_ratings(rows, cfg, other, grid, width, "", side=tmp_path / "o", earlier=old)
+    assert summed[calls:] == [units]
+    # An older version's table, without digests: nothing either.
+    (old / "digest.npy").unlink()
+    again = family.partition_ratings(
+        rows, cfg, cal, grid, width, "", side=tmp_path / "a", earlier=old
+    )
+    assert summed[-1] == units and repr(again) == repr(want)

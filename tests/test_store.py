@@ -273,3 +273,31 @@ def test_rewritten_partition_keeps_unchanged_rows_from_file(small_site, tmp_path
     for p in sorted(new):
         pd.testing.assert_frame_equal(store.read(p), moves[part_of == p].reset_index(drop=True))
         assert store.members(p) == new[p]
+
+
+def _moves_after(rows: pd.DataFrame, scale: int, *, side: Path, earlier: Path | None) -> str:
+    """The folder it was offered from an earlier build (its name), after its own output."""
+    _moves_beside(rows, scale, side=side)
+    return earlier.name if earlier is not None else ""
+
+
+def test_a_work_is_offered_its_earlier_folder(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """map_beside(earlier=True): a partition computed again is offered the whole folder its
+    work left for the same partition number before (never one being written or damaged),
+    which is deleted once the new one is written."""
+    from site_builder.incremental import BuildCache
+
+    with BuildCache(tmp_path / "memo") as memo:
+        one = _partitions(small_site, tmp_path / "one", 1, memo)
+        first = one.map_beside(_moves_after, 2, columns=["player"], earlier=True)
+        assert [v for v, _ in first] == [""] * 5
+        # A folder being written by another process, named as the build names them.
+        writing = first[0][1].with_name(f"p00000-{'cd' * 12}.tmp-123")
+        writing.mkdir()
+        damaged = first[1][1] / "counts.npy"
+        damaged.write_bytes(damaged.read_bytes()[:-8])
+        second = one.map_beside(_moves_after, 3, columns=["player"], earlier=True)
+        names = [f.name for _, f in first]
+        assert [v for v, _ in second] == [names[0], "", *names[2:]]
+        assert not any(f.is_dir() for _, f in first)
+        assert all(f.is_dir() for _, f in second)

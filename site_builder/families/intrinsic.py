@@ -181,7 +181,7 @@ class PartitionRatings:
 
 #: A unit table's per-unit arrays, as :func:`partition_ratings` writes them (those the fit
 #: method does not read are left out).
-_SIDE_ARRAYS = ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a")
+_SIDE_ARRAYS = intrinsic.UNIT_ARRAYS
 
 
 def partition_ratings(
@@ -193,19 +193,27 @@ def partition_ratings(
     cal_status: str,
     *,
     side: Path,
+    earlier: Path | None = None,
 ) -> PartitionRatings:
     """The IPRs of one partition's players and player-years, with their bootstraps (``rows``:
     its movers' classical moves, :data:`TURN_READ`; ``width``: the widest turn of all); its
-    unit table is written to ``side`` (:meth:`Partitions.map_beside`)."""
-    found = _rated_units(rows, cfg, cal, grid, width)
+    unit table is written to ``side`` (:meth:`Partitions.map_beside`).
+
+    ``earlier``: the folder an earlier build left for this partition. A unit whose turns and
+    agents are the same as there takes its statistics from it, not summed again (after a
+    tournament, most units of a partition are)."""
+    found = _rated_units(rows, cfg, cal, grid, width, _earlier_table(earlier, cal, grid))
     table = found[0] if found is not None else None
-    if table is not None and cal is not None:
+    if table is not None and cal is not None and grid is not None:
         fitted = _for_fit(table, cal.method)
         arrays = {a: getattr(fitted, a) for a in _SIDE_ARRAYS if getattr(fitted, a).size}
         arrays.update(
             game_id=np.array([g for g, _ in table.keys], dtype=str),
             player=np.array([p for _, p in table.keys], dtype=str),
+            agents=_agents(cal, grid),
         )
+        if table.digests is not None:
+            arrays["digest"] = table.digests
         write_side(side, arrays)
     else:
         write_side(side, {})
@@ -228,17 +236,59 @@ def _rated_units(
     cal: Calibration | None,
     grid: FloatArray | None,
     width: int,
+    earlier: UnitTable | None = None,
 ) -> tuple[UnitTable | None, pd.DataFrame] | None:
     """The units of ``rows``' turns and their statistics for the calibrated agents (None
-    without a calibration); None when there is no turn."""
+    without a calibration); None when there is no turn. ``earlier``: see
+    :func:`intrinsic.unit_table`."""
     sp, meta = _turns(rows, cfg)
     if len(sp) == 0:
         return None
     sp = _padded(sp, width)
     table = (
-        intrinsic.unit_table(sp, meta, cal, grid) if cal is not None and grid is not None else None
+        intrinsic.unit_table(sp, meta, cal, grid, earlier=earlier)
+        if cal is not None and grid is not None
+        else None
     )
     return table, intrinsic.unit_frame(meta)
+
+
+def _agents(cal: Calibration, grid: FloatArray) -> FloatArray:
+    """The grid's Elos and their calibrated agents (s, c), as a partition's table records
+    the agents it was made for."""
+    return np.stack([grid, *cal.agent(grid)]).astype(float)
+
+
+def _earlier_table(
+    earlier: Path | None, cal: Calibration | None, grid: FloatArray | None
+) -> UnitTable | None:
+    """The unit table :func:`partition_ratings` left in ``earlier``, when it was made for
+    the same agents and holds the arrays the fit method reads (else None)."""
+    if earlier is None or cal is None or grid is None:
+        return None
+    need = ("n", "matches", "ad_a", *_FIT_ARRAYS[cal.method], "game_id", "player", "digest")
+    try:
+        agents = np.load(earlier / "agents.npy", allow_pickle=False)
+        if agents.dtype != float or agents.tobytes() != _agents(cal, grid).tobytes():
+            return None
+        if not all((earlier / f"{name}.npy").is_file() for name in need):
+            return None
+        found = {
+            name: np.load(earlier / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            for name in (*_SIDE_ARRAYS, "game_id", "player", "digest")
+            if (earlier / f"{name}.npy").is_file()
+        }
+    except (OSError, ValueError):
+        return None
+    keys = list(zip(found["game_id"].tolist(), found["player"].tolist(), strict=True))
+    none = np.zeros((len(keys), 0))
+    return UnitTable(
+        grid,
+        keys,
+        **{name: found.get(name, none) for name in _SIDE_ARRAYS},
+        index={k: i for i, k in enumerate(keys)},
+        digests=np.asarray(found["digest"]),
+    )
 
 
 def _window_rows(
@@ -329,14 +379,14 @@ def _for_fit(table: UnitTable, fit: str) -> UnitTable:
     """``table`` with only the per-agent arrays the fit method ``fit`` reads (the others
     empty) and no index."""
     none = np.zeros((len(table.keys), 0))
-    return replace(
-        table,
-        ups=table.ups if fit == "percentile" else none,
-        log_p=table.log_p if fit == "ml" else none,
-        p_first=table.p_first if fit == "mm_ad" else none,
-        ad_p=table.ad_p if fit == "mm_ad" else none,
-        index={},
-    )
+    kept = _FIT_ARRAYS[fit]
+    arrays: dict[str, Any] = {a: getattr(table, a) if a in kept else none for a in _PER_AGENT}
+    return replace(table, **arrays, index={})
+
+
+#: The per-agent arrays of a unit table, and those each fit method reads.
+_PER_AGENT = ("ups", "log_p", "p_first", "ad_p")
+_FIT_ARRAYS = {"percentile": ("ups",), "ml": ("log_p",), "mm_ad": ("p_first", "ad_p")}
 
 
 class _SideTables:
@@ -588,6 +638,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
             status,
             columns=TURN_READ,
             time_class="classical",
+            earlier=True,
         )
         rating_args: tuple[Any, ...] = (agents, agent_elos, width, status)
         rating_folders = {

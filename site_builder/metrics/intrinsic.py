@@ -937,6 +937,12 @@ class UnitTable:
     matches: FloatArray  #: units
     ad_a: FloatArray  #: units
     index: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: per unit, a digest of its turns (:func:`unit_digests`); None when not known
+    digests: NDArray[np.bytes_] | None = None
+
+
+#: The per-unit arrays of a :class:`UnitTable`, in its field order.
+UNIT_ARRAYS = ("n", "ups", "log_p", "p_first", "ad_p", "matches", "ad_a")
 
 
 #: Turns per task of :func:`unit_table` (whole units; a unit's sums are its own turns').
@@ -950,19 +956,102 @@ def unit_table(
     grid: FloatArray,
     run: Runner = serial,
     chunk_turns: int = UNIT_CHUNK_TURNS,
+    earlier: UnitTable | None = None,
 ) -> UnitTable:
     """Sum each turn's statistics per unit, for the calibrated agent of every grid Elo: the
     units in chunks of about ``chunk_turns`` turns, each chunk a task of ``run``. Every
-    turn's numbers are its own, so the table does not depend on the chunks."""
+    turn's numbers are its own, so the table does not depend on the chunks.
+
+    ``earlier``: a table made by this function for the same agents and spreads' width, with
+    its digests. A unit whose key and turns' digest are in it takes its rows from it, and
+    only the others are summed; the table then has only the arrays ``earlier`` has (the
+    others empty, as :func:`unit_table` leaves none), with the same values as without it."""
     if len(sp) == 0:
         raise ValueError("unit_table needs at least one turn")
+    keys, sp_sorted, starts = _sorted_units(sp, meta)
+    digests = unit_digests(sp_sorted, starts)
+    rows = np.full(len(keys), -1, dtype=np.int64)  # each unit's row in ``earlier``
+    if earlier is not None and earlier.digests is not None:
+        rows[:] = [earlier.index.get(k, -1) for k in keys]
+        known = rows >= 0
+        known[known] = earlier.digests[rows[known]] == digests[known]
+        rows[~known] = -1
+    same = rows >= 0
+    new = np.flatnonzero(~same)
+    s_grid, c_grid = cal.agent(grid)
+    ends = np.r_[starts[1:], len(sp_sorted)]
+    if len(new) < len(keys):  # only the new units' turns
+        lengths = ends[new] - starts[new]
+        first = np.repeat(starts[new] - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+        sp_sorted = sp_sorted.take(first + np.arange(int(lengths.sum())))
+        starts = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+    sums: list[FloatArray | None] = [None] * len(UNIT_ARRAYS)
+    if len(new):
+        sums = list(_chunked_sums(sp_sorted, starts, s_grid, c_grid, run, chunk_turns))
+    arrays: dict[str, FloatArray] = {}
+    for name, part in zip(UNIT_ARRAYS, sums, strict=True):
+        if len(new) == len(keys):
+            assert part is not None
+            arrays[name] = part
+            continue
+        assert earlier is not None
+        old = getattr(earlier, name)
+        if old.ndim > 1 and old.shape[1] == 0:  # not in ``earlier``: left empty
+            arrays[name] = np.zeros((len(keys), 0))
+            continue
+        out = np.empty((len(keys), *old.shape[1:]), dtype=float)
+        out[same] = old[rows[same]]
+        if part is not None:
+            out[new] = part
+        arrays[name] = out
+    return UnitTable(
+        grid, keys, **arrays, index={k: i for i, k in enumerate(keys)}, digests=digests
+    )
+
+
+def _sorted_units(
+    sp: Spreads, meta: pd.DataFrame
+) -> tuple[list[tuple[str, str]], Spreads, IntArray]:
+    """The units (game_id, player) of the turns ``sp`` (``meta``'s rows), sorted; the turns
+    sorted by unit (in their order within one); and where each unit's turns start."""
     keys_frame = meta[["game_id", "player"]].astype(str)
     codes, uniques = pd.MultiIndex.from_frame(keys_frame).factorize(sort=True)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    sp_sorted = sp.take(order)
-    s_grid, c_grid = cal.agent(grid)
+    return [(str(g), str(p)) for g, p in uniques], sp.take(order), starts
+
+
+def unit_digests(sp: Spreads, starts: IntArray) -> NDArray[np.bytes_]:
+    """Per unit (turns ``sp`` sorted by unit, each unit's starting at ``starts``), a digest
+    of all its sums are made from: its turns' spreads (padded), in order."""
+    ends = [*starts[1:].tolist(), len(sp)]
+    arrays = [
+        np.ascontiguousarray(sp.delta),
+        np.ascontiguousarray(sp.valid),
+        np.ascontiguousarray(sp.played.astype(np.int64)),
+        np.ascontiguousarray(sp.counts),
+    ]
+    out = []
+    for lo, hi in zip(starts.tolist(), ends, strict=True):
+        h = hashlib.blake2b(digest_size=16)
+        h.update(np.int64(sp.lines).tobytes())
+        for a in arrays:
+            h.update(a[lo:hi].tobytes())
+        out.append(h.digest())
+    return np.array(out, dtype="S16")
+
+
+def _chunked_sums(
+    sp_sorted: Spreads,
+    starts: IntArray,
+    s_grid: FloatArray,
+    c_grid: FloatArray,
+    run: Runner,
+    chunk_turns: int,
+) -> list[FloatArray]:
+    """:func:`_unit_sums` of the units starting at ``starts`` (turns sorted by unit), in
+    tasks of whole units of about ``chunk_turns`` turns: the arrays of :data:`UNIT_ARRAYS`."""
     # Chunks start at the first unit starting at or after each multiple of chunk_turns.
     first = np.searchsorted(starts, np.arange(0, len(sp_sorted), chunk_turns))
     bounds = [*np.unique(starts[first[first < len(starts)]]).tolist(), len(sp_sorted)]
@@ -971,13 +1060,7 @@ def unit_table(
         a, b = np.searchsorted(starts, [lo, hi])
         tasks.append((sp_sorted.take(slice(lo, hi)), starts[a:b] - lo, s_grid, c_grid))
     sums = run(_unit_sums, tasks)
-    n, ups, log_p, p_first, ad_p, matches, ad_a = (
-        np.concatenate([part[i] for part in sums]) for i in range(7)
-    )
-    keys = [(str(g), str(p)) for g, p in uniques]
-    return UnitTable(
-        grid, keys, n, ups, log_p, p_first, ad_p, matches, ad_a, {k: i for i, k in enumerate(keys)}
-    )
+    return [np.concatenate([part[i] for part in sums]) for i in range(len(UNIT_ARRAYS))]
 
 
 def _unit_sums(task: tuple[Spreads, IntArray, FloatArray, FloatArray]) -> tuple[FloatArray, ...]:
