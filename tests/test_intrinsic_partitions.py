@@ -307,6 +307,12 @@ def test_a_partitions_table_reuses_the_units_an_earlier_build_summed(
     calls = len(summed)
     family.partition_ratings(rows, cfg, other, grid, width, "", side=tmp_path / "o", earlier=old)
     assert summed[calls:] == [units]
+    # Arrays of different lengths (not one table's): nothing.
+    digests = np.load(old / "digest.npy")
+    np.save(old / "digest.npy", digests[:-1])
+    calls = len(summed)
+    family.partition_ratings(rows, cfg, cal, grid, width, "", side=tmp_path / "d", earlier=old)
+    assert summed[calls:] == [units]
     # An older version's table, without digests: nothing either.
     (old / "digest.npy").unlink()
     again = family.partition_ratings(

@@ -280,6 +280,8 @@ def _earlier_table(
         }
     except (OSError, ValueError):
         return None
+    if len({len(a) for a in found.values()}) != 1:  # not one table's arrays
+        return None
     keys = list(zip(found["game_id"].tolist(), found["player"].tolist(), strict=True))
     none = np.zeros((len(keys), 0))
     return UnitTable(
