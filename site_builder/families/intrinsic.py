@@ -266,7 +266,8 @@ def _earlier_table(
     the same agents and holds the arrays the fit method reads (else None)."""
     if earlier is None or cal is None or grid is None:
         return None
-    need = ("n", "matches", "ad_a", *_FIT_ARRAYS[cal.method], "game_id", "player", "digest")
+    keys_of = ("game_id", "player", "digest")
+    need = (*_PER_UNIT, *_FIT_ARRAYS[cal.method], *keys_of)
     try:
         agents = np.load(earlier / "agents.npy", allow_pickle=False)
         if agents.dtype != float or agents.tobytes() != _agents(cal, grid).tobytes():
@@ -275,7 +276,7 @@ def _earlier_table(
             return None
         found = {
             name: np.load(earlier / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            for name in (*_SIDE_ARRAYS, "game_id", "player", "digest")
+            for name in (*_SIDE_ARRAYS, *keys_of)
             if (earlier / f"{name}.npy").is_file()
         }
     except (OSError, ValueError):
@@ -386,8 +387,10 @@ def _for_fit(table: UnitTable, fit: str) -> UnitTable:
     return replace(table, **arrays, index={})
 
 
-#: The per-agent arrays of a unit table, and those each fit method reads.
-_PER_AGENT = ("ups", "log_p", "p_first", "ad_p")
+#: A unit table's arrays of one value per unit, its per-agent arrays, and those each fit
+#: method reads.
+_PER_UNIT = ("n", "matches", "ad_a")
+_PER_AGENT = tuple(a for a in _SIDE_ARRAYS if a not in _PER_UNIT)
 _FIT_ARRAYS = {"percentile": ("ups",), "ml": ("log_p",), "mm_ad": ("p_first", "ad_p")}
 
 

@@ -852,9 +852,12 @@ def calibrate(
     elos = elo_values(meta["player_elo"]), elo_values(meta["opponent_elo"])
     which = bucket_of(*elos, mileposts, cfg.milepost_width)
     at = fitted_turns(meta, which, mileposts, fit_cap(cfg), cfg.seed)
-    every = meta if population is None else population
-    pe = elo_values(every["player_elo"])
-    which_every = bucket_of(pe, elo_values(every["opponent_elo"]), mileposts, cfg.milepost_width)
+    every, pe, which_every = meta, elos[0], which
+    if population is not None:  # the buckets' counts from every turn
+        every, pe = population, elo_values(population["player_elo"])
+        which_every = bucket_of(
+            pe, elo_values(population["opponent_elo"]), mileposts, cfg.milepost_width
+        )
     buckets: list[Bucket] = []
     for m in mileposts:
         idx = np.flatnonzero(which_every == m)
