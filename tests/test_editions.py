@@ -466,3 +466,52 @@ def test_editions_take_only_runs_over_the_sites_own_games(small_site) -> None:  
     other = {**own, "classical": run([g for g in games if g is not rated], "classical")}
     assert results_family.site_runs(small_site, other) == {}
     assert results_family.site_runs(small_site, {"classical": own["classical"]}) == {}
+
+
+def test_an_editions_rows_are_the_sites_with_its_own_tags_and_draw_rates(small_site) -> None:  # type: ignore[no-untyped-def]
+    """:class:`ListedRows` gives, at every cut, exactly the records (values and types) that
+    :func:`player_games` makes of the edition's listed games, with the Elo tags filled from
+    its games and the draw rates of its openings."""
+    import numpy as np
+
+    from site_builder.families import results as results_family
+    from site_builder.families.editions import _fill_sources
+    from site_builder.metrics import elo
+    from site_builder.metrics import results as results_metrics
+    from site_builder.metrics.elo_fill import fill_elos
+    from site_builder.sitedata import event_key
+
+    res = results_family.compute(small_site)
+    cfg = small_site.settings.results
+    own = {
+        c: results_family._elo_run(cfg, list(small_site.games), c)
+        for c in results_family.TIME_CLASSES
+    }
+    shared = results_family.ListedRows(res.rows, own)
+    games = [g for g in small_site.games if g.date.months is not None]
+    material = results_family.game_materials(small_site, list(small_site.games))
+    first, last = min(g.date.months for g in games), max(g.date.months for g in games)
+    site = {(r["game_id"], r["player"]): r for r in results_metrics.row_records(res.rows)}
+    compared = patched = 0
+    for end in np.arange(first + 3, last + 6, 6):
+        upto = [g for g in games if g.date.months <= end]
+        listed = results_family.listed_games(upto, results_family.edition_scopes(small_site, end))
+        for cls in results_family.TIME_CLASSES:
+            run = elo.run_to(own[cls], end)
+            pd.testing.assert_frame_equal(shared.updates(run, cls), run.updates)
+        for fill_months in (0, 12):
+            elos = fill_elos(_fill_sources(upto, listed, fill_months), fill_months, event_key)
+            rows, _, _ = results_family._game_rows(
+                small_site, upto, res.updates, elos, listed, material
+            )
+            expected = results_metrics.row_records(rows)
+            _, _, draw_pct = results_family._openings(small_site, upto)
+            found = shared.records(listed, draw_pct, elos)
+            assert pickle.dumps(found) == pickle.dumps(expected)
+            compared += len(found)
+            patched += sum(
+                r["opening_draw"] != site[(r["game_id"], r["player"])]["opening_draw"]
+                or r["opponent_rating"] != site[(r["game_id"], r["player"])]["opponent_rating"]
+                for r in found
+            )
+    assert compared > 1000 and patched  # the three fields do differ from the site's

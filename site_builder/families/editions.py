@@ -199,6 +199,10 @@ def _compute_editions(
     runs = results_family.resumable_runs(site)
     site_wide = results_family.site_runs(site, runs)
     material = results_family.game_materials(site, site.games)  # the results family's entry
+    found = getattr(res.get("results"), "rows", None)
+    site_rows = (
+        results_family.ListedRows(found, site_wide) if site_wide and found is not None else None
+    )
     out = {}
     for d, a in cuts:
         months = a.months
@@ -207,7 +211,7 @@ def _compute_editions(
         listed = results_family.listed_games(games, results_family.edition_scopes(site, months))
         elos = fill_elos(_fill_sources(games, listed, fill_months), fill_months, event_key)
         lists, runs = results_family.lists_as_of(
-            site, games, months, elos, listed, runs, material, site_wide
+            site, games, months, elos, listed, runs, material, site_wide, site_rows
         )
         rows = listed_rows(
             _quality_list(site, quality_games, months),

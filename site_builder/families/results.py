@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -158,10 +158,8 @@ def _game_rows(
     game's ECO and its source, and the opening statistics of ``games`` (``material``: the
     games' :func:`game_materials`, if known)."""
     cfg = site.settings.results
-    eco_source = _ecos(games)
+    eco_source, eco_stats, draw_pct = _openings(site, games)
     ecos = {gid: e for gid, (e, _) in eco_source.items()}
-    eco_stats = results.eco_statistics(games, ecos, cfg.opening_classes)
-    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
     if rows_of is None:
         rows_of = games
     else:
@@ -173,6 +171,74 @@ def _game_rows(
     }
     rows = results.player_games(rows_of, facts, updates, draw_pct, cfg, elos)
     return rows, eco_source, eco_stats
+
+
+def _openings(
+    site: SiteData, games: list[GameRecord]
+) -> tuple[dict[str, tuple[str, str]], pd.DataFrame, dict[str, float]]:
+    """Each game's ECO and its source, the opening statistics of ``games`` and each
+    opening's draw rate."""
+    eco_source = _ecos(games)
+    ecos = {gid: e for gid, (e, _) in eco_source.items()}
+    eco_stats = results.eco_statistics(games, ecos, site.settings.results.opening_classes)
+    draw_pct = dict(zip(eco_stats["eco"], eco_stats["draw_pct"], strict=True))
+    return eco_source, eco_stats, draw_pct
+
+
+class ListedRows:
+    """The site's rows (:attr:`ResultsData.rows`) of the games the editions list, read once
+    per build. An edition's row of a game is the site's but for three fields: the
+    opponent's Elo as filled from the edition's games, and the opening's draw rate among
+    them. The rest is the game's own or its Elo updates', which are the site's while the
+    editions' runs are the site-wide runs' first games (:func:`site_runs`): then
+    :func:`player_games` need not run again for every edition, nor their Elo updates be
+    made again from the runs' rows."""
+
+    def __init__(self, rows: pd.DataFrame, site_wide: Mapping[str, elo.EloRun]) -> None:
+        self._frame = rows
+        self._site_wide = site_wide
+        self._updates: dict[str, pd.DataFrame] = {}
+        self._at: dict[str, list[int]] = {}
+        for i, gid in enumerate(rows["game_id"].tolist()):
+            self._at.setdefault(gid, []).append(i)
+        self._records: dict[str, list[dict[str, Any]]] = {}
+
+    def records(
+        self,
+        games: list[GameRecord],
+        draw_pct: Mapping[str, float],
+        elos: Mapping[tuple[str, str], PlayerElo],
+    ) -> list[dict[str, Any]]:
+        """The :func:`results.row_records` an edition makes of ``games`` (its listed games,
+        in order) with its ``elos`` and its openings' ``draw_pct``."""
+        new = [g.game_id for g in games if g.game_id not in self._records]
+        if new:
+            at = sorted(i for gid in new for i in self._at.get(gid, ()))
+            for gid in new:
+                self._records[gid] = []
+            for r in results.row_records(self._frame.iloc[at]):
+                self._records[str(r["game_id"])].append(r)
+        out = []
+        for g in games:
+            for site_row in self._records[g.game_id]:
+                r = dict(site_row)
+                opp = elos.get((g.game_id, str(r["opponent"])))
+                tag = r["opponent_elo"]
+                if opp is None and tag is not None:
+                    opp = PlayerElo(int(tag))
+                r["opponent_rating"] = int(opp.elo) if opp is not None else None
+                r["opponent_filled"] = opp is not None and opp.filled
+                eco = r["eco"]
+                r["opening_draw"] = float(draw_pct.get(str(eco), math.nan)) if eco else math.nan
+                out.append(r)
+        return out
+
+    def updates(self, run: elo.EloRun, cls: str) -> pd.DataFrame:
+        """``run.updates`` of ``run``, the first games of the site-wide run of ``cls``: the
+        first rows of the site-wide run's frame, made once."""
+        if cls not in self._updates:
+            self._updates[cls] = self._site_wide[cls].updates
+        return self._updates[cls].iloc[: len(run.rows)]
 
 
 #: The lists an edition publishes (scope keys of :func:`compute`).
@@ -241,6 +307,7 @@ def lists_as_of(
     previous: dict[str, elo.EloRun] | None = None,
     material: Mapping[str, results.GameMaterial] | None = None,
     site_wide: dict[str, elo.EloRun] | None = None,
+    site_rows: ListedRows | None = None,
 ) -> tuple[dict[str, pd.DataFrame], dict[str, elo.EloRun]]:
     """The current, fighter, rapid and blitz lists (:data:`EDITION_SCOPES`) as they stood
     at ``as_of`` (months), made from ``games`` (the games played up to then, with ``elos``
@@ -249,16 +316,22 @@ def lists_as_of(
     ``previous`` (runs over another game list: the result equals a run from scratch), and
     are returned for the next edition to resume from. ``material``: the site's
     :func:`game_materials`. ``site_wide``: the :func:`site_runs`, whose first games are
-    ``games``' (then nothing is rated again)."""
+    ``games``' (then nothing is rated again, and the rows are ``site_rows``', if given)."""
     cfg = site.settings.results
     if site_wide:
         kept = {cls: elo.run_to(site_wide[cls], as_of) for cls in TIME_CLASSES}
     else:
         kept = {cls: _elo_run(cfg, games, cls, (previous or {}).get(cls)) for cls in TIME_CLASSES}
-    runs = {cls: run.updates for cls, run in kept.items()}
     scopes = edition_scopes(site, as_of)
-    rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
-    by_class = results.class_rows(results.row_records(rows))
+    if site_wide and site_rows is not None:
+        runs = {cls: site_rows.updates(run, cls) for cls, run in kept.items()}
+        _, _, draw_pct = _openings(site, games)
+        recs = site_rows.records(listed, draw_pct, elos)
+    else:
+        runs = {cls: run.updates for cls, run in kept.items()}
+        rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
+        recs = results.row_records(rows)
+    by_class = results.class_rows(recs)
     out = {}
     for key, scope in scopes.items():
         run = runs["classical"] if key in ("current", "fighter") else runs[key]
