@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import chess
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from site_builder.analysis.positions import game_plies, repetition_key
 from site_builder.config import TimeControlSection
@@ -42,12 +44,16 @@ def _reference(moves: tuple[str, ...]) -> list[bool]:
     return flags
 
 
-def test_repetitions_of_real_games_are_python_chess_repetitions() -> None:
-    games = [
+def _real_games() -> list[GameRecord]:
+    return [
         g
         for path in sorted((DATA / "small-site/games").glob("*.pgn"))
         for g in read_file(path, path.name, AliasTable({}), TimeControlSection())[0]
     ]
+
+
+def test_repetitions_of_real_games_are_python_chess_repetitions() -> None:
+    games = _real_games()
     flags = [(g.game_id, [p.repetition for p in game_plies(g, None)]) for g in games]
     assert len(games) > 50 and any(any(f) for _, f in flags)
     assert flags == [(g.game_id, _reference(g.moves)) for g in games]
@@ -89,3 +95,58 @@ def test_rights_that_cannot_be_used_do_not_count(fen: str, same_as: str) -> None
 )
 def test_positions_that_differ_in_a_right_the_turn_or_a_piece_differ(fen: str, other: str) -> None:
     assert repetition_key(chess.Board(fen)) != repetition_key(chess.Board(other))
+
+
+def _epd_key(board: chess.Board) -> str:
+    return f"{board.epd()} {board.halfmove_clock}"
+
+
+def test_position_keys_of_real_games_are_python_chess_epds() -> None:
+    """:func:`spec.position_key` (its own board FEN) is python-chess's EPD and clock at every
+    ply of real games: the evaluation cache's keys do not change."""
+    from site_builder.analysis.spec import position_key
+
+    plies = 0
+    for game in _real_games():
+        board = chess.Board()
+        for uci in game.moves:
+            assert position_key(board) == _epd_key(board)
+            board.push(chess.Move.from_uci(uci))
+            plies += 1
+        assert position_key(board) == _epd_key(board)
+    assert plies > 5000
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=10**6), max_size=160))
+def test_position_keys_of_random_games_are_python_chess_epds(choices: list[int]) -> None:
+    """Random legal games (promotions, en passant, castling rights lost, bare kings) give
+    python-chess's EPD and clock."""
+    from site_builder.analysis.spec import position_key
+
+    board = chess.Board()
+    for choice in choices:
+        moves = sorted(board.legal_moves, key=lambda m: m.uci())
+        if not moves:
+            break
+        board.push(moves[choice % len(moves)])
+        assert position_key(board) == _epd_key(board)
+
+
+@pytest.mark.parametrize(
+    "fen",
+    [
+        "8/8/8/8/8/8/8/8 w - - 0 1",  # no piece at all
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",  # en passant
+        "k7/8/8/8/8/8/8/7K b - - 99 80",
+        "QQQQQQQQ/8/8/8/8/8/8/k6K w - - 0 1",
+        "1n1n1n1n/8/8/8/8/8/8/k6K w - - 0 1",
+    ],
+)
+def test_position_keys_of_edge_boards_are_python_chess_epds(fen: str) -> None:
+    from site_builder.analysis.spec import board_fen, position_key
+
+    board = chess.Board(fen)
+    assert board_fen(board) == board.board_fen()
+    assert position_key(board) == _epd_key(board)

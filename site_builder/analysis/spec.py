@@ -91,8 +91,39 @@ def position_key(board: chess.Board) -> str:
 
     The engine sees exactly this (a FEN with no move history), so the cached value depends on
     nothing else. The halfmove clock is kept because Stockfish scales its evaluation by it.
+    It is ``f"{board.epd()} {board.halfmove_clock}"``, with the placement made by
+    :func:`board_fen` (tested against python-chess's).
     """
-    return f"{board.epd()} {board.halfmove_clock}"
+    ep = board.ep_square if board.has_legal_en_passant() else None
+    return (
+        f"{board_fen(board)} {'w' if board.turn else 'b'} {board.castling_xfen()} "
+        f"{chess.SQUARE_NAMES[ep] if ep is not None else '-'} {board.halfmove_clock}"
+    )
+
+
+_SYMBOLS = [
+    (colour, piece_type, chess.Piece(piece_type, colour).symbol())
+    for colour in chess.COLORS
+    for piece_type in chess.PIECE_TYPES
+]
+_RUNS = [("1" * n, str(n)) for n in range(8, 1, -1)]
+
+
+def board_fen(board: chess.BaseBoard) -> str:
+    """``board.board_fen()`` of a standard board, made from the pieces' bitboards: three
+    times faster than python-chess's square-by-square walk, which took 40% of replaying the
+    games for their position keys."""
+    cells = ["1"] * 64
+    for colour, piece_type, symbol in _SYMBOLS:
+        pieces = board.pieces_mask(piece_type, colour)
+        while pieces:
+            lowest = pieces & -pieces
+            cells[lowest.bit_length() - 1] = symbol
+            pieces ^= lowest
+    fen = "/".join("".join(cells[rank : rank + 8]) for rank in range(56, -8, -8))
+    for run, count in _RUNS:  # longest first: "11" inside "111" is not replaced early
+        fen = fen.replace(run, count)
+    return fen
 
 
 def board_from_key(key: str) -> chess.Board:
