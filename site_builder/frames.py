@@ -128,14 +128,17 @@ class RecordIndex:
     def get(self, value: str, default: T) -> list[dict[str, Any]] | T: ...
     def get(self, value: str, default: Any = None) -> Any:
         """The group's rows as dicts, in frame order (``default`` when it has none)."""
+        return self.get_columns(value, self.names, default)
+
+    def get_columns(self, value: str, names: Sequence[str], default: Any = None) -> Any:
+        """:meth:`get` with only the columns ``names``, in that order."""
         k = self.index.get(value)
         if k is None:
             return default
         at = self.order[self.starts[k] : self.starts[k + 1]]
-        if not self.names:
+        if not names:
             return [{} for _ in range(len(at))]
-        columns = [p.take(at) for p in self.pickers]
-        names = self.names
+        columns = [self.pickers[self.names.index(c)].take(at) for c in names]
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 

@@ -520,3 +520,26 @@ def test_demo_settings_change_only_the_documented_threshold() -> None:
     changed = results_pages.changed_settings(settings.results)
     assert [(c["key"], c["default"]) for c in changed] == [("min_games", 50)]
     assert settings.time_control == TimeControlSection()
+
+
+def test_a_players_style_summary_reads_only_its_columns(small_site) -> None:  # type: ignore[no-untyped-def]
+    """The player view's style summary, made from the :data:`results.STYLE_COLUMNS` of the
+    player's rows alone, is the one made from whole rows, for every player."""
+    import pickle
+
+    from site_builder.frames import records_by
+
+    rows = results_family.compute(small_site).rows
+    index = records_by(rows, "player")
+    columns = ("time_class", *results.STYLE_COLUMNS)
+    summaries = 0
+    for player in index:
+        whole = [r for r in index.get(player, []) if r["time_class"] == "classical"]
+        some = [r for r in index.get_columns(player, columns) if r["time_class"] == "classical"]
+        assert [list(r) for r in some] == [list(columns)] * len(whole)
+        if whole:
+            assert pickle.dumps(results.style_summary(some, 3)) == pickle.dumps(
+                results.style_summary(whole, 3)
+            )
+            summaries += 1
+    assert summaries > 20

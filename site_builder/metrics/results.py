@@ -387,6 +387,21 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
+#: The columns of a row :func:`style_summary` reads.
+STYLE_COLUMNS = (
+    "score",
+    "draw",
+    "opponent_elo",
+    "opponent_rating",
+    "opponent_filled",
+    "sdf_factor",
+    "short_draw",
+    "sacrifice",
+    "endgame",
+    "opening_draw",
+)
+
+
 def style_summary(g: Sequence[Row], min_rated: int = 1) -> dict[str, Any]:
     """Games, score, draws, SDF, sacrifice, opening draw and endgame figures of some rows;
     performances need ``min_rated`` games against a rated opponent (else NaN)."""

@@ -914,7 +914,10 @@ def player_view(site: SiteData, player: str) -> PlayerView | None:
         game = by_id[gid]
         games[gid] = (str(game.date), game.event)
     cfg = site.settings.results
-    classical = [r for r in _by(res, "rows", "player", player) if r["time_class"] == "classical"]
+    mine = records_by(res.rows, "player").get_columns(
+        player, ("time_class", *results.STYLE_COLUMNS), []
+    )
+    classical = [r for r in mine if r["time_class"] == "classical"]
     return PlayerView(
         player,
         rows,
