@@ -32,7 +32,7 @@ def _by(res: ResultsData, what: str, column: str, value: str) -> list[dict[str, 
 
 def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], int | None]]:
     """[(scope key, row, rank or None)] of ``player`` over every list, in list order (each
-    list indexed once)."""
+    list indexed once; the rows hold :data:`_STATUS_COLUMNS`)."""
 
     def make() -> tuple[list[tuple[str, RecordIndex, dict[str, int]]], dict[str, list[int]]]:
         out: list[tuple[str, RecordIndex, dict[str, int]]] = []
@@ -52,8 +52,12 @@ def _statuses(res: ResultsData, player: str) -> list[tuple[str, dict[str, Any], 
     return [
         (key, row, ranks.get(row["player"]))
         for key, rows, ranks in (lists[i] for i in where.get(player, []))
-        for row in rows.get(player, [])
+        for row in rows.get_columns(player, _STATUS_COLUMNS, [])
     ]
+
+
+#: The columns of a list's row :func:`_status_rows` reads.
+_STATUS_COLUMNS = ("player", "rating", "games", "status", "sdf")
 
 
 def changed_settings(cfg: ResultsSection) -> list[dict[str, Any]]:

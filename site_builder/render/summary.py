@@ -100,7 +100,7 @@ def _quality_item(
     if games is not None:
         mine = [
             g
-            for g in records_by(games, "player").get(player, [])
+            for g in records_by(games, "player").get_columns(player, ("moves", "months", "q"), [])
             if g["moves"] > 0 and g["months"] is not None and not math.isnan(g["months"])
         ]
         end = max(float(g["months"]) for g in mine) if own_end and mine else site.as_of_months
