@@ -128,17 +128,23 @@ class RecordIndex:
     def get(self, value: str, default: T) -> list[dict[str, Any]] | T: ...
     def get(self, value: str, default: Any = None) -> Any:
         """The group's rows as dicts, in frame order (``default`` when it has none)."""
-        return self.get_columns(value, self.names, default)
+        return self._records(value, self.names, self.pickers, default)
 
     def get_columns(self, value: str, names: Sequence[str], default: Any = None) -> Any:
         """:meth:`get` with only the columns ``names``, in that order."""
+        pickers = [self.pickers[self.names.index(c)] for c in names]
+        return self._records(value, names, pickers, default)
+
+    def _records(
+        self, value: str, names: Sequence[str], pickers: Sequence[_Picker], default: Any
+    ) -> Any:
         k = self.index.get(value)
         if k is None:
             return default
         at = self.order[self.starts[k] : self.starts[k + 1]]
         if not names:
             return [{} for _ in range(len(at))]
-        columns = [self.pickers[self.names.index(c)].take(at) for c in names]
+        columns = [p.take(at) for p in pickers]
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
