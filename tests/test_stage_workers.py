@@ -64,3 +64,43 @@ def test_plies_and_rows_made_in_workers_equal_those_made_here(
     forked = _prepare(tmp_path, 2, monkeypatch)
     assert calls == [2, 2]  # the plies, then the rows, of the 188 games
     assert here["files"] and here == forked
+
+
+def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order() -> None:
+    """:func:`stage.in_rounds` sends a round to the build's pool before handing back the one
+    before it (the workers make it while the build keeps the last), and its results are
+    those made in one process, in order."""
+    from site_builder.analysis.positions import game_plies
+    from site_builder.config import TimeControlSection
+    from site_builder.forked import worker_pool
+    from site_builder.ingest.names import AliasTable
+    from site_builder.ingest.pgn import read_file
+
+    games = [
+        g
+        for path in sorted((DATA / "small-site/games").glob("*.pgn"))
+        for g in read_file(path, path.name, AliasTable({}), TimeControlSection())[0]
+    ]
+    tasks = [(g, 1) for g in games]
+    size = 70  # above stage._FEW, so the rounds but the last go to the pool
+    assert len(tasks) > 2 * size and size >= stage._FEW
+    events: list[tuple[str, int]] = []
+
+    def rounds():  # type: ignore[no-untyped-def]
+        for start in range(0, len(tasks), size):
+            events.append(("sent", start))
+            yield tasks[start : start + size]
+
+    made = []
+    with worker_pool(2):
+        for items, plies in stage.in_rounds(stage._plies_task, rounds(), 2, {}):
+            events.append(("back", tasks.index(items[0])))
+            made.extend(plies)
+    assert made == [game_plies(g, 1) for g in games]
+    starts = list(range(0, len(tasks), size))
+    expected = [("sent", starts[0])]
+    for here, after in zip(starts, [*starts[1:], None], strict=True):
+        if after is not None:
+            expected.append(("sent", after))
+        expected.append(("back", here))
+    assert events == expected

@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import fnmatch
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -298,17 +299,17 @@ def gather_moves(
             done.add(game.game_id)
         else:
             todo.append(game)
-    for start in range(0, len(todo), _ROWS_ROUND):
-        chunk = todo[start : start + _ROWS_ROUND]
-        plies = plies_of([g.game_id for g in chunk])
-        made = in_processes(
-            _rows_task,
-            [(g, plies[g.game_id]) for g in chunk],
-            workers,
-            {"cache": cache, "spec": spec, "mate_cp": mate_cp},
-        )
+
+    def rounds() -> Iterator[list[tuple[GameRecord, list[Ply]]]]:
+        for start in range(0, len(todo), _ROWS_ROUND):
+            chunk = todo[start : start + _ROWS_ROUND]
+            plies = plies_of([g.game_id for g in chunk])
+            yield [(g, plies[g.game_id]) for g in chunk]
+
+    context = {"cache": cache, "spec": spec, "mate_cp": mate_cp}
+    for tasks, made in in_rounds(_rows_task, rounds(), workers, context):
         with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
-            for game, game_rows in zip(chunk, made, strict=True):
+            for (game, _), game_rows in zip(tasks, made, strict=True):
                 if game_rows is None:
                     not_analysed[game.game_id] = (
                         "analysis incomplete (a position failed or is missing)"
@@ -318,7 +319,7 @@ def gather_moves(
                 done.add(game.game_id)
                 if build_cache is not None:
                     build_cache.set(row_keys[game.game_id], game_rows)
-        del plies, made  # one round's plies and rows at a time
+        del tasks, made  # a round's plies and rows at a time (and the next one's, being made)
     return done
 
 
@@ -397,6 +398,51 @@ def _plies_task(task: tuple[GameRecord, int | None]) -> list[Ply]:
     return game_plies(*task)
 
 
+def in_rounds(
+    work: Callable[[Any], Any],
+    rounds: Iterable[list[Any]],
+    workers: int,
+    context: dict[str, Any],
+) -> Iterator[tuple[list[Any], list[Any]]]:
+    """(items, :func:`in_processes` of them) for each round of items, in order. In the build's
+    pool the next round is sent before a round's results are handed back, so the workers
+    make it while this process keeps the last one (and reads the next round's inputs)."""
+    pool = shared_pool()
+    if pool is None or workers <= 1:
+        for items in rounds:
+            yield items, in_processes(work, items, workers, context)
+        return
+    pending: tuple[list[Any], Callable[[], list[Any]]] | None = None
+    for items in rounds:
+        started = items, _sent(pool, work, items, workers, context)
+        if pending is not None:
+            yield pending[0], pending[1]()
+        pending = started
+    if pending is not None:
+        yield pending[0], pending[1]()
+
+
+def _sent(
+    pool: ProcessPoolExecutor,
+    work: Callable[[Any], Any],
+    items: list[Any],
+    workers: int,
+    context: dict[str, Any],
+) -> Callable[[], list[Any]]:
+    """:func:`in_processes` of ``items`` in ``pool``, sent now: its results when called (a
+    few items are worked here at once)."""
+    if len(items) < _FEW:
+        done = in_processes(work, items, 1, context)
+        return lambda: done
+    sent = {k: str(v.directory) if isinstance(v, EvalCache) else v for k, v in context.items()}
+    size = max(1, len(items) // (workers * 4))
+    futures = [
+        pool.submit(_in_context, work, sent, items[i : i + size])
+        for i in range(0, len(items), size)
+    ]
+    return lambda: [value for chunk in results(futures) for value in chunk]
+
+
 def in_processes(
     work: Callable[[Any], Any], items: list[Any], workers: int, context: dict[str, Any]
 ) -> list[Any]:
@@ -405,11 +451,7 @@ def in_processes(
     from ``_WORK``), or here for a few items."""
     pool = shared_pool()
     if pool is not None and workers > 1 and len(items) >= _FEW:
-        sent = {k: str(v.directory) if isinstance(v, EvalCache) else v for k, v in context.items()}
-        size = max(1, len(items) // (workers * 4))
-        chunks = [items[i : i + size] for i in range(0, len(items), size)]
-        done = results([pool.submit(_in_context, work, sent, chunk) for chunk in chunks])
-        return [value for chunk in done for value in chunk]
+        return _sent(pool, work, items, workers, context)()
     _WORK.clear()
     _WORK.update(context)
     try:
@@ -475,11 +517,13 @@ def cached_plies(
             todo.append(g)
         else:
             out[g.game_id] = found
-    for start in range(0, len(todo), _GAMES_PER_ROUND):
-        chunk = todo[start : start + _GAMES_PER_ROUND]
-        made = in_processes(_plies_task, [(g, keys_from[g.game_id]) for g in chunk], workers, {})
+    rounds = (
+        [(g, keys_from[g.game_id]) for g in todo[start : start + _GAMES_PER_ROUND]]
+        for start in range(0, len(todo), _GAMES_PER_ROUND)
+    )
+    for tasks, made in in_rounds(_plies_task, rounds, workers, {}):
         with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
-            for g, plies in zip(chunk, made, strict=True):
+            for (g, _), plies in zip(tasks, made, strict=True):
                 if build_cache is not None:
                     build_cache.set(ply_key(fingerprints[g.game_id], keys_from[g.game_id]), plies)
                 out[g.game_id] = plies
