@@ -100,6 +100,7 @@ class RecordIndex:
     def __init__(self, frame: pd.DataFrame, column: str) -> None:
         self.names = [str(c) for c in frame.columns]
         self.pickers = [_Picker(frame.iloc[:, i]) for i in range(len(self.names))]
+        self._picker_of = dict(zip(self.names, self.pickers, strict=True))
         keys = []
         if len(frame):
             keys = [
@@ -132,7 +133,7 @@ class RecordIndex:
 
     def get_columns(self, value: str, names: Sequence[str], default: Any = None) -> Any:
         """:meth:`get` with only the columns ``names``, in that order."""
-        pickers = [self.pickers[self.names.index(c)] for c in names]
+        pickers = [self._picker_of[c] for c in names]
         return self._records(value, names, pickers, default)
 
     def _records(

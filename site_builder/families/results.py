@@ -222,14 +222,8 @@ class ListedRows:
         for g in games:
             for site_row in self._records[g.game_id]:
                 r = dict(site_row)
-                opp = elos.get((g.game_id, str(r["opponent"])))
-                tag = r["opponent_elo"]
-                if opp is None and tag is not None:
-                    opp = PlayerElo(int(tag))
-                r["opponent_rating"] = int(opp.elo) if opp is not None else None
-                r["opponent_filled"] = opp is not None and opp.filled
-                eco = r["eco"]
-                r["opening_draw"] = float(draw_pct.get(str(eco), math.nan)) if eco else math.nan
+                r.update(results.opponent_rating(g.game_id, r["opponent"], r["opponent_elo"], elos))
+                r["opening_draw"] = results.opening_draw(r["eco"], draw_pct)
                 out.append(r)
         return out
 

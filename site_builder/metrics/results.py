@@ -201,9 +201,6 @@ def player_games(
             run = fact.material.deficit[side]
             ratings = before.get((g.game_id, player))
             tag = g.black_elo if white else g.white_elo
-            opp = elos.get((g.game_id, opponent)) if elos is not None else None
-            if opp is None and tag is not None:
-                opp = PlayerElo(tag)
             rows.append(
                 {
                     "game_id": g.game_id,
@@ -217,8 +214,7 @@ def player_games(
                     "draw": draw,
                     "player_elo": g.white_elo if white else g.black_elo,
                     "opponent_elo": tag,
-                    "opponent_rating": opp.elo if opp is not None else None,
-                    "opponent_filled": opp is not None and opp.filled,
+                    **opponent_rating(g.game_id, opponent, tag, elos),
                     "plies": g.plies,
                     "full_moves": g.full_moves,
                     "eco": fact.eco,
@@ -229,7 +225,7 @@ def player_games(
                     "sacrifice": score == 1.0 and run >= cfg.sacrifice_plies,
                     "deficit_plies": run,
                     "endgame": endgame,
-                    "opening_draw": draw_pct.get(fact.eco, math.nan) if fact.eco else math.nan,
+                    "opening_draw": opening_draw(fact.eco, draw_pct),
                     "elo_before": ratings[0] if ratings else math.nan,
                     "elo_after": ratings[1] if ratings else math.nan,
                 }
@@ -239,6 +235,28 @@ def player_games(
         frame[c] = frame[c].astype("Int64")
     frame["months"] = frame["months"].astype(float)
     return frame
+
+
+def opponent_rating(
+    game_id: str,
+    opponent: str,
+    tag: int | None,
+    elos: Mapping[tuple[str, str], PlayerElo] | None,
+) -> dict[str, Any]:
+    """A row's ``opponent_rating`` (the Elo filled from ``elos``, else the ``tag``) and
+    ``opponent_filled``."""
+    opp = elos.get((game_id, opponent)) if elos is not None else None
+    if opp is None and tag is not None:
+        opp = PlayerElo(tag)
+    return {
+        "opponent_rating": int(opp.elo) if opp is not None else None,
+        "opponent_filled": opp is not None and opp.filled,
+    }
+
+
+def opening_draw(eco: str | None, draw_pct: Mapping[str, float]) -> float:
+    """A row's ``opening_draw``: the draw rate of its game's opening (NaN without one)."""
+    return float(draw_pct.get(eco, math.nan)) if eco else math.nan
 
 
 @dataclass(frozen=True)
