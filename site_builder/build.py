@@ -45,11 +45,6 @@ from site_builder.updates import advance, keep, report
 
 #: The manifest entries every family's numbers depend on (besides code and settings).
 DATA_KEYS = ("spec", "files", "players", "analysed", "problems")
-#: From this many games, the render's workers are new processes that read the site from a
-#: file (its memory counted once), not forks of the build (whose whole memory each would
-#: hold): at 10x the demo, 0.26 GB less at the peak of a tournament's rebuild, for 2-4 s
-#: more of starting them. Below it, forks are faster and the memory small.
-FRESH_RENDER_WORKERS = 10_000
 
 
 def manifest_of(site: SiteData, file_shas: dict[str, str]) -> dict[str, Any]:
@@ -237,7 +232,6 @@ def build(
             old.get("page_sets"),
             processes(),
             previous,
-            all_families if len(site.games) >= FRESH_RENDER_WORKERS else None,
         )
         build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
         keep(news, build_cache, output_dir)

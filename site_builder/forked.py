@@ -4,10 +4,8 @@
   partitions, the analysis stage's plies and rows). Its workers are forked from a small server
   process, not from the build, so each holds the libraries and its task's data, not a copy of
   the build's memory.
-- :func:`fresh_pool`: new processes, for work that reads one large input from a file once
-  (the render's: the site, written once for all its workers).
-- :func:`fork_pool`: workers forked from the build, which inherit what they read (closures
-  included): where nothing else can carry it.
+- :func:`fork_pool`: workers forked from the build, which inherit the site (closures
+  included) instead of receiving it: the render's.
 """
 
 from __future__ import annotations
@@ -125,27 +123,6 @@ def worker_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
         pool.shutdown(wait=True)
     finally:
         _stop_server()
-
-
-@contextlib.contextmanager
-def fresh_pool(workers: int, initializer: Callable[[], None]) -> Iterator[ProcessPoolExecutor]:
-    """A pool of ``workers`` new Python processes ("spawn"), each with only what it imports
-    and what ``initializer`` loads: a worker forked from this process would start with all
-    of its memory in its RSS, and one forked from a server would share the server's, which
-    would sit beside it. They die with the build. The block is left once every result it
-    wants has come back: the workers are then ended (:func:`stop`), not waited for, since an
-    idle worker's exit only frees its heap (seconds at scale)."""
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start,
-        initargs=(os.getpid(), initializer),
-    )
-    _task_pipe(pool)
-    try:
-        yield pool
-    finally:
-        stop(pool)
 
 
 def _stop_server() -> None:

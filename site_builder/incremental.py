@@ -152,17 +152,6 @@ SOUND_STAMP = "cache.db.sound"
 _STAMP_BACK_NS = 10 * 10**9
 
 
-def checked_databases() -> frozenset[Path]:
-    """The build caches this process has checked (or found as a build closed them)."""
-    return frozenset(_CHECKED)
-
-
-def trust_checked(databases: frozenset[Path]) -> None:
-    """Take ``databases`` as checked: a process the build started for its own work, which
-    opens them during the build that checked them."""
-    _CHECKED.update(databases)
-
-
 def _check_once(db: Path) -> None:
     """Raise the DatabaseError of a damaged ``db`` now, not halfway through a build: SQLite's
     quick_check reads every page (about 0.05 s for the demo's 100 MB build cache, 5.5 s for

@@ -160,10 +160,6 @@ class Partitions:
         #: work name → partitions computed (not reused) in this build
         self.computed: dict[str, int] = {}
 
-    def __getstate__(self) -> dict[str, Any]:
-        # A Dask client never travels (a render worker reads no partition).
-        return {**vars(self), "client": None}
-
     def parts(self) -> list[int]:
         return self.store.parts()
 

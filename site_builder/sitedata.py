@@ -43,10 +43,6 @@ class BuildState:
     #: game_id → that row as page keys hold it (render.writer.Digested)
     game_row_keys: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def __getstate__(self) -> dict[str, Any]:
-        # Sent to a fresh render worker, which makes its own environment and fragments.
-        return {**vars(self), "jinja": None, "new_fragments": {}}
-
 
 @dataclass(frozen=True)
 class SiteData:

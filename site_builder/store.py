@@ -361,7 +361,7 @@ class GameStore:
         self._pid = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_cache": None, "_pid": 0}
+        return {**self.__dict__, "_cache": None, "_pid": 0, "make_plies": None}
 
     def _open(self) -> Any:
         if self._cache is None or self._pid != os.getpid():

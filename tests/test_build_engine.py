@@ -8,10 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from site_builder import build as build_module
 from site_builder.build import build
 from site_builder.config import load_settings
-from site_builder.render import output
 from tests.conftest import make_content, requires_engine
 
 pytestmark = [requires_engine, pytest.mark.engine]
@@ -60,20 +58,6 @@ def built(
         for p in sorted(out2.rglob("*"))
         if p.is_file()
     }
-    # A third, whose render's workers are new processes reading the site from a file (as a
-    # large site's are), not forks of the build.
-    out3 = root / "output3"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(build_module, "FRESH_RENDER_WORKERS", 0)
-        mp.setattr(output, "_SHARES_HERE", False)  # every share in the workers
-        fresh = build(
-            content, out3, settings, cache_dir=root / "cache", progress=False, echo=lambda s: None
-        )
-    pages_fresh = {
-        p.relative_to(out3).as_posix(): p.read_bytes()
-        for p in sorted(out3.rglob("*"))
-        if p.is_file()
-    }
     return {
         "root": root,
         "out": out,
@@ -81,8 +65,6 @@ def built(
         "second": second,
         "pages_first": pages_first,
         "pages_second": pages_second,
-        "pages_fresh": pages_fresh,
-        "fresh": fresh,
     }
 
 
@@ -108,15 +90,6 @@ def test_second_build_makes_zero_engine_calls(built: dict) -> None:
 
 def test_rebuild_is_byte_identical(built: dict) -> None:
     assert built["pages_first"] == built["pages_second"]
-
-
-def test_render_workers_started_fresh_write_the_same_pages(built: dict) -> None:
-    """A large site's render workers are new processes that read the site from a file
-    (build.FRESH_RENDER_WORKERS): the pages of such a build, all written by them, are those of
-    a build whose workers were forked from it."""
-    # (A worker that failed to start would leave every share to the build: none here.)
-    assert built["fresh"].written.worker_shares > 0
-    assert built["pages_fresh"] == built["pages_first"]
 
 
 def test_pages_exist(built: dict) -> None:

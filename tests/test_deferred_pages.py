@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -300,66 +298,6 @@ def test_worker_processes_write_the_same_site_as_one_process(
         write_site(
             changed, {}, tmp_path / "s", {}, out, second[1], "shared", None, second[2], env, 3
         )
-
-
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.DictLoader({"p.html": "<p>{{ text }}</p>"}))
-
-
-#: Set in the test's process: a process forked from it has it too, a new one does not.
-_MARKED: list[int] = []
-
-
-def _process_of_share() -> tuple[int, list[int]]:
-    return os.getpid(), list(_MARKED)
-
-
-def _made_afresh(version: str) -> tuple[list[Page | PageSet], jinja2.Environment, Any]:
-    """What a fresh worker makes: the same items as the build's, from ``version`` alone."""
-    hooks = output.WorkerHooks(start=lambda: None, harvest=_process_of_share, absorb=print)
-    return _site_items(version), _env(), hooks
-
-
-def test_fresh_workers_make_the_items_themselves_and_write_the_same_site(
-    tmp_path: Path,
-) -> None:
-    """Render workers started as new processes (not forked from the build, whose memory
-    they would start with) make the items from a file the build writes once, and write the
-    same bytes, digests and page-set keys as one process; the file is deleted after, and so
-    is the file of a build that was killed, but no other."""
-    parent = os.getpid()
-    _MARKED[:] = [parent]
-    shares: list[Any] = []
-    hooks = output.WorkerHooks(start=lambda: None, harvest=_process_of_share, absorb=shares.append)
-    folder = tmp_path / "jobs"
-    folder.mkdir()
-    ended = subprocess.Popen([sys.executable, "-c", "pass"])
-    ended.wait()
-    orphan = folder / f"render-job-{ended.pid}-k3j2.pickle"  # a killed build's
-    unrelated = [folder / "render-job-notes.txt", folder / f"render-job-{os.getppid()}-a.pickle"]
-    for f in (orphan, *unrelated):
-        f.write_bytes(b"x")
-    made = {}
-    for workers in (1, 3):
-        out = tmp_path / f"out{workers}"
-        old: Any = ({}, None)
-        for version in ("a", "b"):
-            fresh = output.FreshWorkers(_made_afresh, (version,), folder=str(folder))
-            staging = out.with_name(out.name + ".staging")
-            stats, digests, sets = write_site(
-                _site_items(version), {}, staging, {}, out, old[0], "shared", None, old[1],
-                _env(), workers, hooks, None, fresh,
-            )  # fmt: skip
-            commit_changes(staging, out, stats.changed, stats.removed)
-            old = (digests, sets)
-            files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*.*")}
-            made[workers, version] = (stats, digests, sets, files)
-    assert made[3, "a"] == made[1, "a"] and made[3, "b"] == made[1, "b"]
-    workers_shares = [marked for pid, marked in shares if pid != parent]
-    assert workers_shares  # the workers took shares
-    assert all(marked == [] for marked in workers_shares)  # and were not forked from here
-    # The job's file is gone, and so is a killed build's; nothing else was touched.
-    assert sorted(folder.iterdir()) == sorted(unrelated)
 
 
 def test_pages_made_where_rendered_are_made_each_build_and_kept_by_their_digest(

@@ -17,7 +17,6 @@ import fnmatch
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -582,18 +581,6 @@ def prepare(
         )
 
 
-@dataclass(frozen=True)
-class PliesMade:
-    """Every ply of a game whose plies the build cache lost, made from its record and not
-    kept (a module-level callable: a fresh render worker receives it with the site)."""
-
-    games: Mapping[str, GameRecord]
-    keys_from: Mapping[str, int | None]
-
-    def __call__(self, game_id: str) -> list[Ply]:
-        return game_plies(self.games[game_id], self.keys_from[game_id])
-
-
 def _prepare(
     content_dir: Path,
     settings: Settings,
@@ -631,6 +618,10 @@ def _prepare(
                 [by_id[i] for i in ids], keys_from, build_cache, fingerprints, processes()
             )
         return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
+
+    def plies_of_game(gid: str) -> list[Ply]:
+        """Every ply of a game whose plies the build cache lost (made, not kept)."""
+        return game_plies(by_id[gid], keys_from[gid])
 
     stats.analysed_games = len(chosen)
     clock.lap("ingest")
@@ -716,7 +707,7 @@ def _prepare(
         AliasTable.load(content_dir / settings.content.aliases),
         previous_slugs,
         store,
-        GameStore(build_cache.directory, ply_keys, row_keys, PliesMade(by_id, keys_from)),
+        GameStore(build_cache.directory, ply_keys, row_keys, plies_of_game),
     )
     site.cache.fingerprints = fingerprints
     clock.lap("moves")

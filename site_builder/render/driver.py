@@ -5,23 +5,16 @@ into place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from site_builder import __version__
 from site_builder.forked import keep
-from site_builder.incremental import (
-    BuildCache,
-    checked_databases,
-    code_digest,
-    digest,
-    trust_checked,
-)
+from site_builder.incremental import BuildCache, code_digest, digest
 from site_builder.render.core_pages import store_fragments
 from site_builder.render.output import (
-    FreshWorkers,
     WorkerHooks,
     WriteStats,
     asset_files,
@@ -56,17 +49,14 @@ def render_site(
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
     workers: int = 1,
     old_files: set[str] | None = None,
-    families_of: Callable[[], list[Family]] | None = None,
 ) -> tuple[RenderResult, dict[str, Any]]:
     """Write the new and changed files into a staging folder and move them into place.
 
     Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
     page sets whose key matches ``old_sets`` are kept without being made; the rest are made
-    and rendered in ``workers`` processes: new ones when ``families_of`` (a module-level
-    function) makes ``families`` again, else forked from this one. Only ``old_files`` (the
-    previous build's, by default those on its record in ``output_dir``) are replaced or
-    removed. Returns the result and what the next build compares with: {"pages": digests,
-    "page_sets": keys}.
+    and rendered in ``workers`` processes. Only ``old_files`` (the previous build's, by
+    default those on its record in ``output_dir``) are replaced or removed. Returns the
+    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
     """
     templates = templates_digest()
     site.state.templates = templates
@@ -98,7 +88,6 @@ def render_site(
         workers,
         _render_worker_hooks(site),
         old_files,
-        None if families_of is None else _fresh_workers(site, families_of, bytecode_dir),
     )
     if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
@@ -120,31 +109,6 @@ def _plain_pages(family: Family, site: SiteData) -> list[Page]:
     if len(pages) != len(made):
         raise TypeError(f"the {family.name} family's pages are made as one item: no page sets")
     return pages
-
-
-def _fresh_workers(
-    site: SiteData, families_of: Callable[[], list[Family]], bytecode_dir: Path | None
-) -> FreshWorkers:
-    """Render workers started fresh, each reading the site (its results and facts) from one
-    file: a worker forked from the build at this point starts with the build's whole memory
-    in its RSS (at 30x the demo, 2 GB), most of it what the metrics left."""
-    folder = None if bytecode_dir is None else str(bytecode_dir.parent)
-    args = (site, families_of, bytecode_dir, checked_databases())
-    return FreshWorkers(_site_items, args, folder)
-
-
-def _site_items(
-    site: SiteData,
-    families_of: Callable[[], list[Family]],
-    bytecode_dir: Path | None,
-    checked: frozenset[Path],
-) -> tuple[Chained, Any, WorkerHooks]:
-    """In a fresh render worker: the site's items, made as :func:`render_site` makes them
-    (the build cache, which the build checked, is not read through again)."""
-    trust_checked(checked)
-    site.state.jinja = env = environment(bytecode_dir)
-    items = Chained([_items_of(fam, site) for fam in families_of()])
-    return items, env, _render_worker_hooks(site)
 
 
 def _render_worker_hooks(site: SiteData) -> WorkerHooks:

@@ -10,12 +10,9 @@ their inode and modification time.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -24,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from site_builder.forked import fork_pool, fresh_pool, release_free_memory
+from site_builder.forked import fork_pool
 from site_builder.render.writer import (
     WORK,
     Page,
@@ -47,8 +44,6 @@ class WriteStats:
     unchanged: int = 0  # files identical to the previous build's
     removed: list[str] = field(default_factory=list)  # files of the previous build now gone
     files: list[str] = field(default_factory=list)  # every file of the new site
-    #: shares of the pages written by worker processes (how, not what: not compared)
-    worker_shares: int = field(default=0, compare=False)
 
 
 def tree_digest(folder: Path, pattern: str = "*") -> str:
@@ -120,7 +115,6 @@ class _Part:
     digests: dict[str, str] = field(default_factory=dict)
     sets: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     extra: Any = None  # what the worker hook harvested (fragments rendered on the way)
-    process: int = 0  # the process that wrote it
 
 
 @dataclass
@@ -151,24 +145,10 @@ class WorkerHooks:
     absorb: Callable[[Any], None]
 
 
-@dataclass(frozen=True)
-class FreshWorkers:
-    """How a render worker that is not forked from the build makes the items:
-    ``make(*args)`` gives (items, Jinja environment, hooks) in the worker, the same items in
-    the same order as the build's. ``make`` is a module-level function; ``args`` (the site)
-    are written once to a file every worker reads."""
-
-    make: Callable[..., tuple[Sequence[Page | PageSet], jinja2.Environment, WorkerHooks | None]]
-    args: tuple[Any, ...]
-    #: Where the file is written (and deleted once the workers end); None: the system's
-    #: temporary folder.
-    folder: str | None = None
-
-
 def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
     """Make, render and place the items at ``indices`` (the pages of a share are independent
     of every other share's)."""
-    part = _Part(process=os.getpid())
+    part = _Part()
     made: set[str] = set()  # folders created in staging
     env, common, before, old_files = job.env, job.common, job.before, job.old_files
 
@@ -259,65 +239,10 @@ def _worker_start() -> None:
         _JOB.hooks.start()
 
 
-def _fresh_start(path: str) -> None:
-    """A fresh worker's start: the job from ``path`` (:func:`_written_job`), its items made
-    from the site there."""
-    global _JOB
-    with open(path, "rb") as f:
-        job, fresh, count = pickle.load(f)
-    items, env, hooks = fresh.make(*fresh.args)
-    if len(items) != count:
-        raise RuntimeError(f"a render worker made {len(items)} items, the build {count}")
-    _JOB = _Job(**{**job, "items": items, "env": env, "hooks": hooks})
-    _worker_start()
-
-
-#: A job file's name: this, the writing build's process id, "-", a random part, ".pickle".
-_JOB_FILE = "render-job-"
-
-
-def _remove_orphan_jobs(folder: str) -> None:
-    """Delete the job files of builds whose process has gone (killed before deleting its own);
-    no other file."""
-    for name in os.listdir(folder):
-        pid, dash, rest = name.removeprefix(_JOB_FILE).partition("-")
-        if not name.startswith(_JOB_FILE) or not pid.isdigit() or not dash:
-            continue
-        if not rest.endswith(".pickle") or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(folder, name))
-        except PermissionError:  # another user's live process
-            continue
-
-
-def _written_job(job: _Job, fresh: FreshWorkers, folder: str | None) -> str | None:
-    """The job but its items, environment and hooks, and ``fresh``, pickled into a new file
-    in ``folder``; None when something in them cannot be pickled (then workers are forked)."""
-    fields = {k: v for k, v in vars(job).items() if k not in ("items", "env", "hooks")}
-    _remove_orphan_jobs(folder or tempfile.gettempdir())
-    fd, path = tempfile.mkstemp(prefix=f"{_JOB_FILE}{os.getpid()}-", suffix=".pickle", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((fields, fresh, len(job.items)), f, protocol=pickle.HIGHEST_PROTOCOL)
-    except (pickle.PicklingError, TypeError, AttributeError):
-        os.unlink(path)
-        return None
-    release_free_memory()  # the pickler's memo
-    return path
-
-
 def _worker_share(indices: list[int]) -> _Part:
     assert _JOB is not None
     return _write_share(_JOB, indices)
 
-
-#: Whether the build's process writes shares too (tests turn it off to have every share
-#: written by the workers).
-_SHARES_HERE = True
 
 #: Shares per process: small enough to even out the loads, large enough that sending each
 #: share's results back costs little.
@@ -340,32 +265,23 @@ def _made_each_build(items: Sequence[Page | PageSet]) -> int:
     return n
 
 
-def _in_workers(job: _Job, workers: int, fresh: FreshWorkers | None = None) -> list[_Part]:
-    """The items shared between this process and ``workers - 1`` others. With ``fresh``,
-    those are new processes that make the items themselves from ``fresh`` (page
-    sets hold closures over the site, which cannot be sent to another process), read from a
-    file written once; else they are forked from this process and inherit
-    the job, and with it every page of this process's memory, counted again in their RSS.
-    Items are dealt round-robin into shares, so each share gets its part of every family's
-    pages. The workers take shares from the front of the queue, this process from the back
-    (the shares it can still cancel), until they meet."""
+def _in_workers(job: _Job, workers: int) -> list[_Part]:
+    """The items shared between this process and ``workers - 1`` forked ones, which inherit
+    the job (page sets hold closures over the site, which cannot be sent to another
+    process). Items are dealt round-robin into shares, so each share gets its part of every
+    family's pages. The workers take shares from the front of the queue, this process from
+    the back (the shares it can still cancel), until they meet."""
     global _JOB
     shares = _shares(len(job.items), workers * _SHARES_PER_PROCESS, _made_each_build(job.items))
-    written = None if fresh is None else _written_job(job, fresh, fresh.folder)
     _JOB = job
     try:
-        pool_of = (
-            fork_pool(workers - 1, _worker_start)
-            if written is None or fresh is None
-            else fresh_pool(workers - 1, functools.partial(_fresh_start, written))
-        )
-        with pool_of as pool:
+        with fork_pool(workers - 1, _worker_start) as pool:
             # An error or Ctrl-C ends the workers at once (fork_pool).
             futures = [pool.submit(_worker_share, share) for share in shares]
             here = [
                 _write_share(job, share)
                 for future, share in zip(reversed(futures), reversed(shares), strict=True)
-                if _SHARES_HERE and future.cancel()
+                if future.cancel()
             ]
             return [f.result() for f in futures if not f.cancelled()] + here
     except BrokenProcessPool:
@@ -374,8 +290,6 @@ def _in_workers(job: _Job, workers: int, fresh: FreshWorkers | None = None) -> l
         return [_write_share(job, range(len(job.items)))]
     finally:
         _JOB = None
-        if written is not None:
-            os.unlink(written)
 
 
 def write_site(
@@ -392,14 +306,12 @@ def write_site(
     workers: int = 1,
     hooks: WorkerHooks | None = None,
     old_files: Collection[str] | None = None,
-    fresh: FreshWorkers | None = None,
 ) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
     """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
     A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
     without being made. With ``workers`` > 1 the pages are made and rendered in that many
-    processes, started fresh with ``fresh`` (:func:`_in_workers`), else forked (``hooks`` let
-    them take over the build cache). Returns (stats, new
+    forked processes (``hooks`` let them take over the build cache). Returns (stats, new
     page digests, new page-set keys and paths); the stats list the changed and removed
     files :func:`commit_changes` applies.
 
@@ -420,7 +332,7 @@ def write_site(
         hooks=hooks,
     )
     if workers > 1 and len(items) > 1:
-        parts = _in_workers(job, workers, fresh)
+        parts = _in_workers(job, workers)
         if hooks is not None:
             for part in parts:
                 hooks.absorb(part.extra)
@@ -430,7 +342,6 @@ def write_site(
     digests: dict[str, str] = {}
     sets: dict[str, tuple[str, list[str]]] = {}
     written: set[str] = set()
-    stats.worker_shares = sum(part.process != os.getpid() for part in parts)
     for part in parts:
         stats.rendered += part.rendered
         stats.reused += part.reused
