@@ -39,8 +39,9 @@ from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
 
-#: Bump when parsing, plies or move rows change meaning.
-BUILD_CACHE_VERSION = 2
+#: Bump when parsing, plies or move rows change meaning or layout (3: records and plies
+#: have slots, and pickle as lists of values, not dicts).
+BUILD_CACHE_VERSION = 3
 #: Bump when the way values are stored changes (2: value files end in a checksum).
 BUILD_CACHE_FORMAT = 2
 _FORMAT_KEY = "build-cache-format"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from typing import overload
 
 _DATE_RE = re.compile(r"^(\d{4}|\?{4})\.(\d{2}|\?{2})\.(\d{2}|\?{2})$")
 
@@ -20,7 +20,7 @@ def event_title(name: str, year: int | None) -> str:
     return name if name == y or name.endswith(f" {y}") else f"{name} {y}"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PgnDate:
     """A PGN date with unknown parts as ``None`` (``"1927.??.??"`` → year 1927)."""
 
@@ -62,9 +62,92 @@ class PgnDate:
         return f"{y}.{m}.{d}"
 
 
-@dataclass(frozen=True)
+class Tokens(Sequence[str]):
+    """A game's moves (UCI) or SANs as one space-separated string, read as a tuple of
+    strings. A tuple costs eight bytes of pointer a move on top of its strings, and a
+    corpus holds every record; a move or SAN is never empty and never holds a space."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, items: Iterable[str] | str = ()) -> None:
+        self.text = items if isinstance(items, str) else " ".join(items)
+
+    def __len__(self) -> int:
+        return self.text.count(" ") + 1 if self.text else 0
+
+    def _items(self) -> list[str]:
+        return self.text.split(" ") if self.text else []
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        return tuple(self._items())[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Tokens):
+            return self.text == other.text
+        if isinstance(other, tuple | list):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[Tokens], tuple[str]]:
+        return (Tokens, (self.text,))
+
+
+class Tags(Mapping[str, str]):
+    """A game's PGN tags in file order, as one flat tuple (key, value, key, value, ...):
+    a dict of a dozen tags costs about three times as much, for every game of a corpus."""
+
+    __slots__ = ("flat",)
+
+    def __init__(self, tags: Mapping[str, str] | None = None) -> None:
+        self.flat = tuple(sys.intern(s) for kv in (tags or {}).items() for s in kv)
+
+    def __getitem__(self, key: str) -> str:
+        flat = self.flat
+        for i in range(0, len(flat), 2):
+            if flat[i] == key:
+                return flat[i + 1]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.flat[::2])
+
+    def __len__(self) -> int:
+        return len(self.flat) // 2
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.flat)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __reduce__(self) -> tuple[type[Tags], tuple[dict[str, str]]]:
+        return (Tags, (dict(self.items()),))
+
+
+@dataclass(frozen=True, slots=True)
 class GameRecord:
-    """One accepted game. ``moves`` are UCI strings from the standard start position."""
+    """One accepted game. ``moves`` are UCI strings from the standard start position.
+
+    A corpus holds every record, so a record is kept small: slots, its moves and SANs as
+    :class:`Tokens`, its tags as :class:`Tags`; any sequence or mapping is accepted."""
 
     game_id: str
     source: str
@@ -79,34 +162,21 @@ class GameRecord:
     white_elo: int | None
     black_elo: int | None
     eco: str | None
-    moves: tuple[str, ...]
+    moves: Sequence[str]
     #: The moves in SAN without check signs (from the PGN, for display); may be empty.
-    sans: tuple[str, ...] = ()
-    tags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    sans: Sequence[str] = field(default_factory=Tokens)
+    tags: Mapping[str, str] = field(default_factory=Tags)
     #: "classical" | "rapid" | "blitz", and the rule that decided it.
     time_class: str = "classical"
     time_class_reason: str = ""
 
     def __post_init__(self) -> None:
-        self._share_strings()
-
-    def _share_strings(self) -> None:
-        # A corpus repeats a few thousand move strings millions of times: one copy of each.
-        object.__setattr__(self, "moves", tuple(map(sys.intern, self.moves)))
-        object.__setattr__(self, "sans", tuple(map(sys.intern, self.sans)))
-        tags = {sys.intern(k): sys.intern(v) for k, v in self.tags.items()}
-        object.__setattr__(self, "tags", MappingProxyType(tags))
-
-    def __getstate__(self) -> dict[str, object]:
-        # mappingproxy does not pickle; the build cache stores records.
-        state = dict(self.__dict__)
-        state["tags"] = dict(self.tags)
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        for key, value in state.items():
-            object.__setattr__(self, key, value)
-        self._share_strings()
+        for name in ("moves", "sans"):
+            value = getattr(self, name)
+            if not isinstance(value, Tokens):
+                object.__setattr__(self, name, Tokens(value))
+        if not isinstance(self.tags, Tags):
+            object.__setattr__(self, "tags", Tags(self.tags))
 
     @property
     def plies(self) -> int:

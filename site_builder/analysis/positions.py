@@ -16,7 +16,7 @@ from site_builder.analysis.spec import AnalysisSpec, position_key
 from site_builder.model import GameRecord
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ply:
     """One move of a game, as the metrics see it."""
 
@@ -61,7 +61,7 @@ def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
     board = chess.Board()
     seen: set[object] = set()
     out: list[Ply] = []
-    sans = game.sans
+    sans = tuple(game.sans)
     for index, uci in enumerate(game.moves):
         move = chess.Move.from_uci(uci)
         keyed = keys_from is not None and board.fullmove_number >= keys_from

@@ -34,7 +34,13 @@ from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool, keep, processes, results, shared_pool
-from site_builder.incremental import BuildCache, collector_paused, digest, warn
+from site_builder.incremental import (
+    BUILD_CACHE_VERSION,
+    BuildCache,
+    collector_paused,
+    digest,
+    warn,
+)
 from site_builder.ingest.names import AliasTable, near_duplicates
 from site_builder.ingest.pgn import IngestResult, read_collection
 from site_builder.memo import Kind, Memo, entry
@@ -70,7 +76,7 @@ def default_cache_dir(content_dir: Path) -> Path:
 def ply_key(fingerprint: str, first_move: int | None) -> str:
     """Build-cache key of a game's plies (position keys from ``first_move``; none when
     the game is not analysed)."""
-    return entry(Kind.PLIES, fingerprint, str(first_move))
+    return entry(Kind.PLIES, fingerprint, str(first_move), f"v{BUILD_CACHE_VERSION}")
 
 
 def build_cache_dir(cache_dir: Path) -> Path:
@@ -331,6 +337,7 @@ def game_rows(
     rows = []
     board = chess.Board()
     replayed = 0
+    moves = tuple(game.moves)
     for ply in plies:
         lines = cache.lookup(spec, ply.position)
         if lines is None:
@@ -341,7 +348,7 @@ def game_rows(
             return None
         row = move_row(game, ply, lines, single, mate_cp)
         while replayed < ply.ply:  # the board before this ply, for the best move's SAN
-            board.push(chess.Move.from_uci(game.moves[replayed]))
+            board.push(chess.Move.from_uci(moves[replayed]))
             replayed += 1
         row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
         rows.append(row)
@@ -485,8 +492,8 @@ def game_fingerprint(game: GameRecord) -> str:
             game.black_elo,
             str(game.date),
             game.time_class,
-            game.moves,
-            game.sans,
+            list(game.moves),
+            list(game.sans),
         ]
     )
 

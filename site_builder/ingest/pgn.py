@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import chess
 import chess.pgn
@@ -355,7 +354,7 @@ def parse_game(
         eco=eco,
         moves=moves,
         sans=sans,
-        tags=MappingProxyType(tags),
+        tags=tags,
         time_class=time_class,
         time_class_reason=tc_reason,
     )

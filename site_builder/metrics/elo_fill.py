@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from site_builder.model import GameRecord, PgnDate
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PlayerElo:
     """A player's Elo in one game: the game's own tag, or one filled from another game."""
 

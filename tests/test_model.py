@@ -1,0 +1,67 @@
+"""The compact parts of a game record read as the tuples and dicts they replace."""
+
+from __future__ import annotations
+
+import pickle
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from site_builder.model import GameRecord, PgnDate, Tags, Tokens
+
+TOKEN = st.text(st.characters(blacklist_characters=" "), min_size=1, max_size=6)
+
+
+@given(st.lists(TOKEN, max_size=40), st.integers(-50, 50), st.integers(-50, 50))
+def test_tokens_read_as_the_tuple(items: list[str], i: int, j: int) -> None:
+    want = tuple(items)
+    got = Tokens(items)
+    assert len(got) == len(want)
+    assert tuple(got) == want
+    assert got == want and got == list(want)
+    assert got[i:j] == want[i:j]
+    assert bool(got) == bool(want)
+    if -len(want) <= i < len(want):
+        assert got[i] == want[i]
+    assert repr(got) == repr(want)
+    back = pickle.loads(pickle.dumps(got))
+    assert back == got and hash(back) == hash(got)
+
+
+@given(st.dictionaries(TOKEN, st.text(max_size=20), max_size=15))
+def test_tags_read_as_the_dict(tags: dict[str, str]) -> None:
+    got = Tags(tags)
+    assert list(got) == list(tags)  # file order
+    assert dict(got.items()) == tags and got == tags
+    for key, value in tags.items():
+        assert got[key] == value and got.get(key) == value
+    assert got.get("\x00missing") is None
+    assert sorted(got.items()) == sorted(tags.items())
+    assert pickle.loads(pickle.dumps(got)) == got
+
+
+def test_record_takes_tuples_and_pickles() -> None:
+    record = GameRecord(
+        game_id="g1",
+        source="games/a.pgn",
+        line=1,
+        white="A",
+        black="B",
+        result="1-0",
+        date=PgnDate.parse("2024.05.??"),
+        event="E",
+        site="S",
+        round="1",
+        white_elo=2700,
+        black_elo=None,
+        eco="C42",
+        moves=("e2e4", "e7e5", "g1f3"),
+        sans=("e4", "e5", "Nf3"),
+        tags={"Event": "E", "White": "A"},
+    )
+    assert isinstance(record.moves, Tokens) and isinstance(record.tags, Tags)
+    assert record.moves == ("e2e4", "e7e5", "g1f3") and record.plies == 3
+    assert record.full_moves == 2 and record.sans[-1] == "Nf3"
+    assert not hasattr(record, "__dict__")  # slots
+    back = pickle.loads(pickle.dumps(record))
+    assert back == record and back.tags["White"] == "A" and back.date.month == 5
