@@ -337,6 +337,9 @@ class BuildCache:
     def set(self, key: str, value: Any) -> None:
         self._cache.set(key, value)
 
+    def delete(self, key: str) -> None:
+        self._cache.delete(key)
+
     def transact(self) -> contextlib.AbstractContextManager[Any]:
         """Many writes in one transaction (one commit, not one per entry)."""
         found: contextlib.AbstractContextManager[Any] = self._cache.transact()

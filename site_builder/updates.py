@@ -625,26 +625,32 @@ def is_history(path: str) -> bool:
 
 @dataclass
 class Progress:
-    """This build's snapshot, its update (None: nothing changed, or a first build) and the
-    history with it, newest first."""
+    """This build's update (None: nothing changed, or a first build) and the history with
+    it, newest first. The build's snapshot is not held (it is as large as the lists): it
+    waits in the build cache for :func:`keep`."""
 
-    snapshot: Snapshot
+    as_of: str  #: the snapshot's as-of date
     update: Update | None
     history: tuple[Update, ...]
     first: bool  #: no earlier snapshot of this output folder
 
 
-def _keys(output_dir: Path) -> tuple[str, str]:
+def _keys(output_dir: Path) -> tuple[str, str, str]:
+    """The build cache's keys of the folder's snapshot, its history, and the snapshot of a
+    build whose pages are not yet in place."""
     where = str(output_dir.resolve())
-    return entry(Kind.UPDATE_SNAPSHOT, str(SCHEMA), where), entry(
-        Kind.UPDATE_HISTORY, str(SCHEMA), where
+    return (
+        entry(Kind.UPDATE_SNAPSHOT, str(SCHEMA), where),
+        entry(Kind.UPDATE_HISTORY, str(SCHEMA), where),
+        entry(Kind.UPDATE_SNAPSHOT, str(SCHEMA), where, "pending"),
     )
 
 
 def advance(site: SiteData, build_cache: BuildCache, output_dir: Path) -> Progress:
-    """The snapshot of this build and its update against the last build's snapshot of the
-    same output folder (read from the build cache; nothing is written here)."""
-    snap_key, hist_key = _keys(output_dir)
+    """This build's update against the last build's snapshot of the same output folder.
+    This build's snapshot goes into the build cache as pending: the folder's own snapshot
+    and history change only in :func:`keep`."""
+    snap_key, hist_key, pending_key = _keys(output_dir)
     old = build_cache.get(snap_key)
     kept = build_cache.get(hist_key)
     if kept is None:  # a new build cache: the history the folder published, if any
@@ -652,19 +658,23 @@ def advance(site: SiteData, build_cache: BuildCache, output_dir: Path) -> Progre
         kept = history_from_json(published.read_bytes()) if published.is_file() else ()
     history = tuple(kept)
     new = snapshot(site)
+    build_cache.set(pending_key, new)
     if not isinstance(old, Snapshot):
-        return Progress(new, None, history, first=True)
+        return Progress(new.as_of, None, history, first=True)
     update = diff(old, new, history[0].id if history else "")
     if update is not None:
         history = (update, *history)
-    return Progress(new, update, history, first=False)
+    return Progress(new.as_of, update, history, first=False)
 
 
 def keep(progress: Progress, build_cache: BuildCache, output_dir: Path) -> None:
-    """Record the snapshot and history, once the build's pages are in place."""
-    snap_key, hist_key = _keys(output_dir)
-    build_cache.set(snap_key, progress.snapshot)
+    """Record the pending snapshot and the history, once the build's pages are in place."""
+    snap_key, hist_key, pending_key = _keys(output_dir)
+    new = build_cache.get(pending_key)
+    if isinstance(new, Snapshot):
+        build_cache.set(snap_key, new)
     build_cache.set(hist_key, progress.history)
+    build_cache.delete(pending_key)
 
 
 def report(progress: Progress) -> list[str]:

@@ -71,7 +71,7 @@ def _history() -> tuple[Any, ...]:
 def _render(history: tuple[Any, ...], base_url: str = "") -> dict[str, bytes]:
     """Every page of the updates, rendered as the build renders them."""
     settings = settings_from_dict({"site": {"base_url": base_url, "title": "T & <t>"}})
-    progress = Progress(S3, history[0] if history else None, history, first=not history)
+    progress = Progress(S3.as_of, history[0] if history else None, history, first=not history)
     site = SimpleNamespace(
         settings=settings, as_of="2025.06.30", state=SimpleNamespace(results={"updates": progress})
     )

@@ -511,3 +511,19 @@ def test_no_broken_links_and_every_update_page_is_linked(scenario: Scenario) -> 
     updates = {p.relative_to(scenario.out).as_posix() for p in scenario.out.glob("updates/*.html")}
     assert len(updates) == 2 and updates <= report.targets
     assert {"updates.html", "feed.xml", "updates.json"} <= report.targets
+
+
+@pytest.mark.engine
+@requires_engine
+def test_the_snapshot_waits_as_pending_only_during_the_build(scenario: Scenario) -> None:
+    """The build does not hold its snapshot through the render: it waits in the build
+    cache, and once the pages are in place it is the folder's and the pending entry goes."""
+    from site_builder.analysis.stage import build_cache_dir
+    from site_builder.incremental import BuildCache
+    from site_builder.updates import Snapshot, _keys
+
+    snap_key, hist_key, pending_key = _keys(scenario.out)
+    with BuildCache(build_cache_dir(scenario.out.parent / "cache")) as cache:
+        assert pending_key not in cache
+        assert isinstance(cache.get(snap_key), Snapshot)
+        assert cache.get(hist_key)

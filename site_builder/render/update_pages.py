@@ -63,7 +63,7 @@ def _entry_title(u: Update) -> str:
 def pages(site: SiteData) -> list[Page]:
     progress: Progress | None = site.state.results.get(RESULT)
     history = progress.history if progress is not None else ()
-    as_of = progress.snapshot.as_of if progress is not None else str(site.as_of)
+    as_of = progress.as_of if progress is not None else str(site.as_of)
     out = [
         Page(
             "updates.html",
