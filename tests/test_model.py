@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -41,24 +42,14 @@ def test_tags_read_as_the_dict(tags: dict[str, str]) -> None:
 
 
 def test_record_takes_tuples_and_pickles() -> None:
-    record = GameRecord(
-        game_id="g1",
-        source="games/a.pgn",
-        line=1,
-        white="A",
-        black="B",
-        result="1-0",
-        date=PgnDate.parse("2024.05.??"),
-        event="E",
-        site="S",
-        round="1",
-        white_elo=2700,
-        black_elo=None,
-        eco="C42",
-        moves=("e2e4", "e7e5", "g1f3"),
-        sans=("e4", "e5", "Nf3"),
-        tags={"Event": "E", "White": "A"},
-    )
+    values: dict[str, Any] = {
+        "game_id": "g1", "source": "games/a.pgn", "line": 1, "white": "A", "black": "B",
+        "result": "1-0", "date": PgnDate.parse("2024.05.??"), "event": "E", "site": "S",
+        "round": "1", "white_elo": 2700, "black_elo": None, "eco": "C42",
+        "moves": ("e2e4", "e7e5", "g1f3"), "sans": ("e4", "e5", "Nf3"),
+        "tags": {"Event": "E", "White": "A"},
+    }  # fmt: skip
+    record = GameRecord(**values)
     assert isinstance(record.moves, Tokens) and isinstance(record.tags, Tags)
     assert record.moves == ("e2e4", "e7e5", "g1f3") and record.plies == 3
     assert record.full_moves == 2 and record.sans[-1] == "Nf3"
