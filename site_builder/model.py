@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import overload
 
 _DATE_RE = re.compile(r"^(\d{4}|\?{4})\.(\d{2}|\?{2})\.(\d{2}|\?{2})$")
@@ -142,6 +142,18 @@ class Tags(Mapping[str, str]):
         return (Tags, (dict(self.items()),))
 
 
+def set_pickled_fields(obj: object, state: object) -> None:
+    """``__setstate__`` of a slotted frozen dataclass kept in the build cache: its pickle holds
+    the field values as a list. A pickle of another layout (a dict of an earlier version)
+    raises, so the build cache discards the entry as garbled instead of setting the fields
+    to its keys."""
+    names = [f.name for f in fields(obj)]  # type: ignore[arg-type]
+    if not isinstance(state, list | tuple) or len(state) != len(names):
+        raise TypeError(f"a pickled {type(obj).__name__} of another layout")
+    for name, value in zip(names, state, strict=True):
+        object.__setattr__(obj, name, value)
+
+
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """One accepted game. ``moves`` are UCI strings from the standard start position.
@@ -177,6 +189,8 @@ class GameRecord:
                 object.__setattr__(self, name, Tokens(value))
         if not isinstance(self.tags, Tags):
             object.__setattr__(self, "tags", Tags(self.tags))
+
+    __setstate__ = set_pickled_fields
 
     @property
     def plies(self) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -56,3 +57,18 @@ def test_record_takes_tuples_and_pickles() -> None:
     assert not hasattr(record, "__dict__")  # slots
     back = pickle.loads(pickle.dumps(record))
     assert back == record and back.tags["White"] == "A" and back.date.month == 5
+
+
+def test_a_pickle_of_another_layout_is_refused_not_misread() -> None:
+    """A record or ply pickled by an earlier version (its fields as a dict) must not set the
+    fields to the dict's keys: it raises, and the build cache then discards the entry."""
+    from site_builder.analysis.positions import Ply
+
+    ply = Ply(0, 1, True, "", "e2e4", "e4", False, False, 20)
+    assert pickle.loads(pickle.dumps(ply)) == ply
+    blank = object.__new__(Ply)
+    with pytest.raises(TypeError, match="another layout"):
+        blank.__setstate__({"ply": 0, "move_number": 1})
+    record = object.__new__(GameRecord)
+    with pytest.raises(TypeError, match="another layout"):
+        record.__setstate__({"game_id": "g1"})
