@@ -6,7 +6,9 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import overload
+from typing import TypeVar, overload
+
+_T = TypeVar("_T")
 
 _DATE_RE = re.compile(r"^(\d{4}|\?{4})\.(\d{2}|\?{2})\.(\d{2}|\?{2})$")
 
@@ -154,6 +156,14 @@ def set_pickled_fields(obj: object, state: object) -> None:
         object.__setattr__(obj, name, value)
 
 
+def refusing_other_layouts(cls: type[_T]) -> type[_T]:
+    """Give a slotted frozen dataclass :func:`set_pickled_fields` as ``__setstate__``; set
+    after ``@dataclass``, which replaces a class's own before Python 3.11.4."""
+    setattr(cls, "__setstate__", set_pickled_fields)  # noqa: B010
+    return cls
+
+
+@refusing_other_layouts
 @dataclass(frozen=True, slots=True)
 class GameRecord:
     """One accepted game. ``moves`` are UCI strings from the standard start position.
@@ -189,8 +199,6 @@ class GameRecord:
                 object.__setattr__(self, name, Tokens(value))
         if not isinstance(self.tags, Tags):
             object.__setattr__(self, "tags", Tags(self.tags))
-
-    __setstate__ = set_pickled_fields
 
     @property
     def plies(self) -> int:

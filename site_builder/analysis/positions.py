@@ -13,9 +13,10 @@ from numpy.typing import NDArray
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.engine import PositionTask
 from site_builder.analysis.spec import AnalysisSpec, position_key
-from site_builder.model import GameRecord, set_pickled_fields
+from site_builder.model import GameRecord, refusing_other_layouts
 
 
+@refusing_other_layouts
 @dataclass(frozen=True, slots=True)
 class Ply:
     """One move of a game, as the metrics see it."""
@@ -29,8 +30,6 @@ class Ply:
     forced: bool  # the only legal move
     repetition: bool  # position occurred earlier in the game
     legal: int = 0  # legal moves in the position (0 when not keyed)
-
-    __setstate__ = set_pickled_fields
 
 
 def repetition_key(board: chess.Board) -> tuple[object, ...]:
