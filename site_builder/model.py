@@ -109,7 +109,8 @@ class Tokens(Sequence[str]):
 
 class Tags(Mapping[str, str]):
     """A game's PGN tags in file order, as one flat tuple (key, value, key, value, ...):
-    a dict of a dozen tags costs about three times as much, for every game of a corpus."""
+    a dict of a dozen tags and its read-only view cost about twice as much (504 against 272
+    bytes), for every game of a corpus."""
 
     __slots__ = ("flat",)
 
