@@ -76,7 +76,7 @@ def default_cache_dir(content_dir: Path) -> Path:
 def ply_key(fingerprint: str, first_move: int | None) -> str:
     """Build-cache key of a game's plies (position keys from ``first_move``; none when
     the game is not analysed)."""
-    return entry(Kind.PLIES, fingerprint, str(first_move), f"v{BUILD_CACHE_VERSION}")
+    return entry(Kind.PLIES, fingerprint, str(first_move))
 
 
 def build_cache_dir(cache_dir: Path) -> Path:
@@ -482,9 +482,11 @@ def rows_key(
 
 
 def game_fingerprint(game: GameRecord) -> str:
-    """Everything of a game that a move row or a ply depends on."""
+    """Everything of a game that a move row or a ply depends on, and the build cache's
+    version of them (their keys are made from it, not from the code)."""
     return digest(
         [
+            BUILD_CACHE_VERSION,
             game.game_id,
             game.white,
             game.black,
