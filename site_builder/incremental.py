@@ -40,8 +40,9 @@ from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
 
 #: Bump when parsing, plies or move rows change meaning or layout (3: records and plies
-#: have slots, and pickle as lists of values, not dicts). It enters the parse cache's key
-#: and every game's fingerprint, so the plies' and rows' keys.
+#: have slots, and pickle as their values, not dicts; a list or a tuple reads the same).
+#: It enters the parse cache's key and every game's fingerprint, so the plies' and rows'
+#: keys.
 BUILD_CACHE_VERSION = 3
 #: Bump when the way values are stored changes (2: value files end in a checksum).
 BUILD_CACHE_FORMAT = 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from typing import Any
 
@@ -72,3 +73,19 @@ def test_a_pickle_of_another_layout_is_refused_not_misread() -> None:
     record = object.__new__(GameRecord)
     with pytest.raises(TypeError, match="another layout"):
         record.__setstate__({"game_id": "g1"})
+
+
+def test_plies_and_records_pickle_their_values_and_read_the_earlier_list_layout() -> None:
+    """The pickle holds the field values as a tuple; a build cache written before (the same
+    values as a list, dataclass's own ``__getstate__``) reads the same."""
+    from site_builder.analysis.positions import Ply
+
+    ply = Ply(3, 2, False, "k", "g8f6", "Nf6", False, True, 29)
+    assert ply.__getstate__() == (3, 2, False, "k", "g8f6", "Nf6", False, True, 29)  # type: ignore[attr-defined]
+    earlier = object.__new__(Ply)
+    earlier.__setstate__([3, 2, False, "k", "g8f6", "Nf6", False, True, 29])  # type: ignore[attr-defined]
+    assert earlier == ply and earlier.legal == 29 and earlier.repetition
+    with pytest.raises(TypeError, match="another layout"):
+        object.__new__(Ply).__setstate__((3, 2, False))  # type: ignore[attr-defined]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        earlier.ply = 4  # type: ignore[misc]
