@@ -49,6 +49,44 @@ def test_json_bytes_equal_the_standard_encoder(
     assert tables.json_bytes(rows, cols) == _plain_json(rows, cols)
 
 
+@settings(max_examples=300, deadline=None)
+@given(TABLES, st.integers(1, 3), st.booleans())
+def test_json_bytes_in_chunks_equal_the_whole_list_encoded(
+    table: tuple[list[str], list[dict[str, object]]], chunk: int, nested_first: bool
+) -> None:
+    """Encoded a few rows at a time, from a generator, some chunks through the general
+    encoder (a nested value): still exactly json.dumps of the whole list."""
+    cols, rows = table
+    if cols and nested_first and rows:
+        rows = [{**rows[0], cols[0]: [1, {"a": None}]}, *rows[1:]]
+    saved, tables._JSON_CHUNK = tables._JSON_CHUNK, chunk
+    try:
+        assert tables.json_bytes((r for r in rows), cols) == _plain_json(rows, cols)
+    finally:
+        tables._JSON_CHUNK = saved
+
+
+def test_a_table_made_on_demand_is_digested_by_what_it_is_made_from() -> None:
+    """Rows made by a function are not held by the pages: their digest is that of
+    ``made_from``, and the files' bytes are those of the rows."""
+    from site_builder.render.output import _page_digest
+
+    made: list[int] = []
+
+    def rows() -> list[dict[str, object]]:
+        made.append(1)
+        return [{"player": "Tal", "q": 0.5}]
+
+    csv_page, json_page = tables.table_files("t.csv", "t.json", rows, ["player", "q"], (1, 2))
+    same = tables.table_files("t.csv", "t.json", rows, ["player", "q"], (1, 2))[0]
+    other = tables.table_files("t.csv", "t.json", rows, ["player", "q"], (1, 3))[0]
+    assert made == []  # digests read made_from only
+    assert _page_digest(csv_page, "") == _page_digest(same, "") != _page_digest(other, "")
+    listed = tables.table_files("t.csv", "t.json", rows(), ["player", "q"])
+    assert csv_page.context["bytes"].make() == listed[0].context["bytes"].make()
+    assert json_page.context["bytes"].make() == listed[1].context["bytes"].make()
+
+
 def test_json_bytes_fall_back_for_nested_values() -> None:
     rows = [{"player": "Tal, Mihail", "years": [1960, 1961]}]
     assert tables.json_bytes(rows, ["player", "years"]) == _plain_json(rows, ["player", "years"])

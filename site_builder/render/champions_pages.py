@@ -5,6 +5,7 @@ made from the result computed in ``site_builder/families/conformance.py``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,14 +191,15 @@ def _key_label(key: tuple[str, int]) -> str:
     return f"{key[0]} {key[1]}"
 
 
-def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
+def _pair_rows(res: ConformanceResult) -> Iterator[dict[str, Any]]:
+    """Every ordered pair of compared player-years, one row at a time (89,700 rows for the
+    default 300 player-years: made only while the downloads are written)."""
     h = res.h2h
-    rows = []
     for i, a in enumerate(h.keys):
         for j, b in enumerate(h.keys):
             if i == j:
                 continue
-            rows.append(
+            yield (
                 {
                     "player_a": a[0],
                     "year_a": a[1],
@@ -216,7 +218,6 @@ def _pair_rows(res: ConformanceResult) -> list[dict[str, Any]]:
                     else float(h.conformance[i, j]),
                 }
             )
-    return rows
 
 
 def _share(v: float) -> float | None:
@@ -408,9 +409,12 @@ def _distribution_rows(res: ConformanceResult) -> list[dict[str, Any]]:
 
 
 def _downloads(
-    name: str, rows: list[dict[str, Any]], columns: tuple[Column, ...]
+    name: str,
+    rows: list[dict[str, Any]] | Callable[[], Iterable[dict[str, Any]]],
+    columns: tuple[Column, ...],
+    made_from: Any = None,
 ) -> tuple[Downloads, list[Page]]:
-    return download_pages(f"data/{name}", rows, columns)
+    return download_pages(f"data/{name}", rows, columns, made_from)
 
 
 def _wcc_chart(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -478,7 +482,10 @@ def pages(site: SiteData) -> list[Page]:
     others = [r for r in strength if r["status"]]
     years_dl, years_files = _downloads("conformance-years", strength, STRENGTH_COLUMNS)
     dist_dl, dist_files = _downloads(
-        "conformance-distributions", _distribution_rows(res), DISTRIBUTION_COLUMNS
+        "conformance-distributions",
+        lambda: _distribution_rows(res),
+        DISTRIBUTION_COLUMNS,
+        made_from=(res.counts, res.q, res.r_cum, res.models.eligible),
     )
     out.append(
         Page(
@@ -552,8 +559,12 @@ def pages(site: SiteData) -> list[Page]:
         if len(labels) >= 2
         else None
     )
-    pair_rows = _pair_rows(res)
-    pairs_dl, pairs_files = _downloads("headtohead-pairs", pair_rows, PAIR_COLUMNS)
+    h2h = res.h2h
+    pairs_dl, pairs_files = _downloads(
+        "headtohead-pairs", lambda: _pair_rows(res), PAIR_COLUMNS, made_from=h2h
+    )
+    n_keys = len(h2h.keys)
+    off_diagonal = ~np.eye(n_keys, dtype=bool)
     best_dl, best_files = _downloads("headtohead-best", best_only, BEST_YEAR_COLUMNS)
     years_h2h_dl, years_h2h_files = _downloads("headtohead-years", best_rows, BEST_COLUMNS)
     out.append(
@@ -568,8 +579,8 @@ def pages(site: SiteData) -> list[Page]:
                 "years": best_rows,
                 "entries": len(res.h2h.keys),
                 "eligible": len(res.models.eligible),
-                "pairs": len(pair_rows),
-                "na_pairs": sum(r["markov"] is None for r in pair_rows),
+                "pairs": n_keys * (n_keys - 1),
+                "na_pairs": int(np.isnan(h2h.markov[off_diagonal]).sum()),
                 "pairs_downloads": pairs_dl,
                 "best_downloads": best_dl,
                 "years_downloads": years_h2h_dl,

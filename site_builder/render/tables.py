@@ -11,7 +11,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,22 +48,40 @@ def downloads_of(base: str, columns: Sequence[Column]) -> Downloads:
 
 
 def download_pages(
-    base: str, rows: Sequence[dict[str, Any]], columns: Sequence[Column]
+    base: str,
+    rows: Sequence[dict[str, Any]] | Callable[[], Iterable[dict[str, Any]]],
+    columns: Sequence[Column],
+    made_from: Any = None,
 ) -> tuple[Downloads, list[Page]]:
     """``base.csv`` and ``base.json`` of ``rows`` with the documented ``columns``."""
     d = downloads_of(base, columns)
-    return d, table_files(d.csv, d.json, rows, d.keys)
+    return d, table_files(d.csv, d.json, rows, d.keys, made_from)
 
 
 def table_files(
-    csv_path: str, json_path: str, rows: Sequence[dict[str, Any]], keys: Sequence[str]
+    csv_path: str,
+    json_path: str,
+    rows: Sequence[dict[str, Any]] | Callable[[], Iterable[dict[str, Any]]],
+    keys: Sequence[str],
+    made_from: Any = None,
 ) -> list[Page]:
     """The CSV and JSON files of ``rows`` (columns ``keys``), made only when written: an
-    unchanged table is kept from the last build. Both read the same table, digested once."""
-    table = Digested((list(keys), rows))
+    unchanged table is kept from the last build. Both read the same table, digested once.
+
+    ``rows`` may be a function making them, with ``made_from`` all it reads (digested in
+    their place): a large table is then made row by row while its file is written, not held
+    with its family's other pages (the head-to-head pairs: 89,700 rows from 300 × 300
+    arrays)."""
+    if callable(rows):
+        table = Digested((list(keys), "made from", made_from))
+        make = rows
+    else:
+        table = Digested((list(keys), rows))
+        listed = rows
+        make = lambda: listed  # noqa: E731
     return [
-        Page(csv_path, "", {"bytes": Deferred(("csv", table), lambda: csv_bytes(rows, keys))}),
-        Page(json_path, "", {"bytes": Deferred(("json", table), lambda: json_bytes(rows, keys))}),
+        Page(csv_path, "", {"bytes": Deferred(("csv", table), lambda: csv_bytes(make(), keys))}),
+        Page(json_path, "", {"bytes": Deferred(("json", table), lambda: json_bytes(make(), keys))}),
     ]
 
 
@@ -82,7 +100,7 @@ def spreadsheet_safe(text: str) -> str:
     return text
 
 
-def csv_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
+def csv_bytes(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> bytes:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([spreadsheet_safe(c) for c in columns])
@@ -113,15 +131,38 @@ def _json_value(v: Any) -> Any:
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
-def json_bytes(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> bytes:
-    """The same rows as :func:`csv_bytes`, as a JSON list of objects (NaN → null)."""
+def json_bytes(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> bytes:
+    """The same rows as :func:`csv_bytes`, as a JSON list of objects (NaN → null), encoded
+    :data:`_JSON_CHUNK` rows at a time: the text of ``json.dumps(rows, indent=1)`` is its
+    chunks' texts joined, each without its brackets (the indentation of an item does not
+    depend on its place in the list), so a large table never holds every row's dict."""
+    parts: list[bytes] = []
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append({c: _json_value(row.get(c)) for c in columns})
+        if len(chunk) == _JSON_CHUNK:
+            parts.append(_json_items(chunk, columns))
+            chunk = []
+    if chunk:
+        parts.append(_json_items(chunk, columns))
+    if not parts:
+        return b"[]\n"
+    return b"[\n" + b",\n".join(parts) + b"\n]\n"
+
+
+#: Rows a piece of :func:`json_bytes` encodes at once.
+_JSON_CHUNK = 2000
+
+
+def _json_items(items: list[dict[str, Any]], columns: Sequence[str]) -> bytes:
+    """``json.dumps(items, ensure_ascii=False, indent=1)`` without its opening ``[\\n`` and
+    closing ``\\n]``, as UTF-8."""
     import json
 
-    out = [{c: _json_value(row.get(c)) for c in columns} for row in rows]
-    text = _indented_rows(out, columns)
+    text = _indented_rows(items, columns)
     if text is None:  # a value that is not a scalar: the general encoder
-        text = json.dumps(out, ensure_ascii=False, sort_keys=False, indent=1)
-    return (text + "\n").encode("utf-8")
+        text = json.dumps(items, ensure_ascii=False, sort_keys=False, indent=1)
+    return text[2:-2].encode("utf-8")
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
