@@ -35,7 +35,7 @@ from site_builder.incremental import (
 )
 from site_builder.memo import Kind, entry
 from site_builder.partitions import dask_client
-from site_builder.render.driver import render_site
+from site_builder.render.driver import NewWorkers, render_site
 from site_builder.render.output import asset_files, templates_digest
 from site_builder.render.writer import WORK, recover_output
 from site_builder.sitedata import SiteData
@@ -232,6 +232,7 @@ def build(
             old.get("page_sets"),
             processes(),
             previous,
+            NewWorkers(all_families, build_cache_dir(cache_dir)),
         )
         build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
         keep(news, build_cache, output_dir)

@@ -5,7 +5,9 @@
   process, not from the build, so each holds the libraries and its task's data, not a copy of
   the build's memory.
 - :func:`fork_pool`: workers forked from the build, which inherit the site (closures
-  included) instead of receiving it: the render's.
+  included) instead of receiving it: the render's when its items cannot be made again.
+- :func:`fresh_pool`: new processes ("spawn") that load what they need themselves: the
+  render's, which make the site's items again from the site as the build pickled it.
 """
 
 from __future__ import annotations
@@ -74,9 +76,28 @@ def fork_pool(
     error, Ctrl-C, SIGTERM) ends the workers at once with :func:`stop`.
     """
     release_free_memory()  # a forked worker's RSS starts as this process's
+    with _stopped_on_error("fork", workers, initializer) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def fresh_pool(
+    workers: int, initializer: Callable[[], None] | None = None
+) -> Iterator[ProcessPoolExecutor]:
+    """:func:`fork_pool`'s pool, but of new processes: each imports what it runs and holds
+    what ``initializer`` (a picklable callable) loads, not a copy of this process's memory,
+    which every forked worker's RSS counts again. Stopped as :func:`fork_pool`'s."""
+    with _stopped_on_error("spawn", workers, initializer) as pool:
+        yield pool
+
+
+@contextlib.contextmanager
+def _stopped_on_error(
+    method: str, workers: int, initializer: Callable[[], None] | None
+) -> Iterator[ProcessPoolExecutor]:
     pool = ProcessPoolExecutor(
         workers,
-        mp_context=multiprocessing.get_context("fork"),
+        mp_context=multiprocessing.get_context(method),
         initializer=_start,
         initargs=(os.getpid(), initializer),
     )
@@ -175,8 +196,25 @@ def release_free_memory() -> None:
             ctypes.CDLL(None).malloc_trim(0)
 
 
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Ctrl-C (SIGINT) held back, not lost, while a pool starts its workers: a worker started
+    as a new process inherits the block through its imports, until :func:`_start` ignores
+    the signal, so a Ctrl-C then never gives a worker's traceback. Delivered here after."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def _start(parent: int | None, initializer: Callable[[], None] | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # held while the worker started (ctrl_c_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the build's handler raises in the worker
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)

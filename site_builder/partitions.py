@@ -160,6 +160,11 @@ class Partitions:
         #: work name → partitions computed (not reused) in this build
         self.computed: dict[str, int] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The client is this process's connection to the cluster: a copy (the site a new
+        # render worker reads) runs its work in its own process.
+        return {**self.__dict__, "client": None, "workers": 1}
+
     def parts(self) -> list[int]:
         return self.store.parts()
 

@@ -355,13 +355,14 @@ class GameStore:
         self.directory = directory
         self.ply_keys = dict(ply_keys)
         self.row_keys = dict(row_keys)
-        #: A game's plies when the build cache does not hold them (made from its record)
+        #: A game's plies when the build cache does not hold them (made from its record;
+        #: pickled with the store, so picklable)
         self.make_plies = make_plies
         self._cache: Any = None
         self._pid = 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_cache": None, "_pid": 0, "make_plies": None}
+        return {**self.__dict__, "_cache": None, "_pid": 0}
 
     def _open(self) -> Any:
         if self._cache is None or self._pid != os.getpid():

@@ -135,3 +135,97 @@ def test_an_error_in_a_partition_fails_at_once_and_ends_the_workers(small_site) 
 
 def _pool_workers(me: psutil.Process, before: set[int]) -> list[psutil.Process]:
     return [p for p in _living(me) if p.pid not in before and p.ppid() != me.pid]
+
+
+def _name(item: Any) -> str:
+    """A page set's name, or a page's path."""
+    return str(getattr(item, "name", None) or item.path)
+
+
+@pytest.fixture(scope="module")
+def unanalysed_site(tmp_path_factory: pytest.TempPathFactory) -> SiteData:
+    """Real games, none analysed: each game page's plies are made from its record."""
+    from site_builder.analysis.stage import prepare
+    from site_builder.config import load_settings
+    from site_builder.stats import BuildStats
+    from tests.conftest import DATA, make_content
+
+    root = tmp_path_factory.mktemp("unanalysed")
+    games = DATA / "small-site" / "games"
+    content = make_content(
+        root,
+        {p.name: p for p in (games / "WorldChamp1886.pgn", games / "tatamast22.pgn")},
+        "[analysis]\nclasses = []\n",
+    )
+    site = prepare(
+        content,
+        load_settings(content),
+        BuildStats(),
+        cache_dir=root / "c",
+        progress=False,
+        echo=lambda s: None,
+    )
+    assert site is not None and not site.analysed
+    return site
+
+
+@pytest.mark.parametrize("which", ["small_site", "unanalysed_site"])
+def test_render_workers_started_afresh_give_the_same_site(
+    which: str, request, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The render's worker started as a new process (it reads the site the build pickled
+    and makes the families' items again) writes the same site as one process, the plies of
+    games the build cache does not hold (made from the records) included; the pickled site
+    is removed after, and nothing else in its folder is touched."""
+    from site_builder.analysis.stage import PliesFromRecord
+    from site_builder.render import driver, output
+
+    given = request.getfixturevalue(which)
+    started = []
+    real = output.fresh_pool
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(output, "fresh_pool", counting)
+    here: list[int] = []  # the items of the shares this process wrote (not the worker)
+    jobs: list[Any] = []
+    real_share = output._write_share
+
+    def share_here(job: Any, indices: Any) -> Any:
+        here.extend(indices)
+        jobs.append(job)
+        if len(jobs) > 1:  # leave the new worker (a second to start) shares of every kind
+            time.sleep(0.5)
+        return real_share(job, indices)
+
+    monkeypatch.setattr(output, "_write_share", share_here)
+    families = all_families()
+    assert given.game_store is not None
+    assert isinstance(given.game_store.make_plies, PliesFromRecord)
+    folder = tmp_path / "build-cache"
+    folder.mkdir()
+    (folder / "theirs.txt").write_text("not the render's")
+    trees, wrote_here = [], []
+    for workers, new in ((1, None), (2, driver.NewWorkers(all_families, folder))):
+        with BuildCache(tmp_path / f"cache{workers}") as cache:
+            site = _fresh(given, cache)
+            compute_metrics(site, families, cache, "data", None)
+            here.clear()
+            jobs.clear()
+            render_site(
+                site, families, tmp_path / f"out{workers}", workers=workers, new_workers=new
+            )
+            trees.append(_tree(tmp_path / f"out{workers}"))
+            wrote_here.append(len(set(here)))
+    # The new worker wrote the other items, game pages among them.
+    items = jobs[-1].items
+    theirs = [_name(items[i]) for i in set(range(len(items))) - set(here)]
+    assert 0 < wrote_here[1] < wrote_here[0]
+    assert any(n.startswith(("game|", "games/")) for n in theirs)
+    assert len(started) == 1  # the second render's worker was a new process
+    assert trees[1] == trees[0]
+    moves = "1.</th>" if which == "unanalysed_site" else "<td>"
+    assert sum(moves in v.decode() for k, v in trees[0].items() if k.startswith("games/")) > 10
+    assert sorted(p.name for p in folder.iterdir()) == ["theirs.txt"]

@@ -255,3 +255,49 @@ def test_a_build_whose_worker_is_killed_says_so_and_exits(tmp_path: Path) -> Non
     assert "a worker process of the build ended abruptly" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+_HELD = textwrap.dedent(
+    """
+    import multiprocessing, os, signal, sys, time
+    if __name__ == "__mp_main__":
+        time.sleep(2)  # a new worker's imports: Ctrl-C arrives here
+    from site_builder.forked import ctrl_c_held, fresh_pool
+
+    def task():
+        return os.getpid()
+
+    if __name__ == "__main__":
+        with fresh_pool(1) as pool:
+            with ctrl_c_held() if sys.argv[1] == "held" else open(os.devnull):
+                future = pool.submit(task)
+            time.sleep(0.5)
+            (child,) = multiprocessing.active_children()
+            os.kill(child.pid, signal.SIGINT)
+            print("served", future.result() == child.pid)
+    """
+)
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_ctrl_c_while_a_new_worker_imports_is_held_until_it_ignores_it(
+    held: bool, tmp_path: Path
+) -> None:
+    """A worker started as a new process (the render's) spends its first second importing.
+    A Ctrl-C then (it reaches the whole process group) would end it with a traceback; held
+    while the pool starts it, it reaches the worker only once the worker ignores it."""
+    script = tmp_path / "held.py"  # a file, so the new worker imports it as its main
+    script.write_text(_HELD)
+    done = subprocess.run(
+        [sys.executable, str(script), "held" if held else "free"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    if held:
+        assert done.returncode == 0 and "served True" in done.stdout, done.stderr
+        assert "Traceback" not in done.stderr
+    else:  # what the hold prevents
+        assert "KeyboardInterrupt" in done.stderr

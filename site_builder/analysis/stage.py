@@ -17,6 +17,7 @@ import fnmatch
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -508,6 +509,20 @@ def fingerprint_of(site: SiteData, game: GameRecord) -> str:
     return found
 
 
+@dataclass(frozen=True)
+class PliesFromRecord:
+    """Every ply of a game whose plies the build cache does not hold (a game not analysed,
+    or plies the cache lost), made from its record: picklable, so a render worker started
+    as a new process makes them too."""
+
+    games: Mapping[str, GameRecord]
+    #: game_id → the full move its position keys start at (None: not analysed)
+    keys_from: Mapping[str, int | None]
+
+    def __call__(self, game_id: str) -> list[Ply]:
+        return game_plies(self.games[game_id], self.keys_from[game_id])
+
+
 def cached_plies(
     games: list[GameRecord],
     keys_from: dict[str, int | None],
@@ -628,10 +643,6 @@ def _prepare(
             )
         return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
 
-    def plies_of_game(gid: str) -> list[Ply]:
-        """Every ply of a game whose plies the build cache lost (made, not kept)."""
-        return game_plies(by_id[gid], keys_from[gid])
-
     stats.analysed_games = len(chosen)
     clock.lap("ingest")
 
@@ -716,7 +727,7 @@ def _prepare(
         AliasTable.load(content_dir / settings.content.aliases),
         previous_slugs,
         store,
-        GameStore(build_cache.directory, ply_keys, row_keys, plies_of_game),
+        GameStore(build_cache.directory, ply_keys, row_keys, PliesFromRecord(by_id, keys_from)),
     )
     site.cache.fingerprints = fingerprints
     clock.lap("moves")

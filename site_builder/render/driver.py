@@ -5,16 +5,24 @@ into place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import dataclasses
+import os
+import pickle
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import jinja2
 
 from site_builder import __version__
 from site_builder.forked import keep
 from site_builder.incremental import BuildCache, code_digest, digest
 from site_builder.render.core_pages import store_fragments
 from site_builder.render.output import (
+    Remake,
     WorkerHooks,
     WriteStats,
     asset_files,
@@ -30,7 +38,7 @@ from site_builder.render.writer import (
     made_where_rendered,
     staging_dir,
 )
-from site_builder.sitedata import Family, SiteData
+from site_builder.sitedata import BuildState, Family, SiteData
 from site_builder.targets import OUTPUT_RECORD
 
 
@@ -38,6 +46,17 @@ from site_builder.targets import OUTPUT_RECORD
 class RenderResult:
     pages: int
     written: WriteStats
+
+
+@dataclass(frozen=True)
+class NewWorkers:
+    """The render's workers start as new processes, not forks of the build: the build
+    pickles the site into ``folder`` (then removes the file), and each worker reads it and
+    makes the families (``families``, a module-level function) and their items again. A
+    worker then holds what the pages read, not a copy of the build's whole memory."""
+
+    families: Callable[[], list[Family]]
+    folder: Path
 
 
 def render_site(
@@ -49,14 +68,16 @@ def render_site(
     old_sets: dict[str, tuple[str, list[str]]] | None = None,
     workers: int = 1,
     old_files: set[str] | None = None,
+    new_workers: NewWorkers | None = None,
 ) -> tuple[RenderResult, dict[str, Any]]:
     """Write the new and changed files into a staging folder and move them into place.
 
     Pages whose inputs match ``old_digests`` (from the last build) are kept, not rendered;
     page sets whose key matches ``old_sets`` are kept without being made; the rest are made
-    and rendered in ``workers`` processes. Only ``old_files`` (the previous build's, by
-    default those on its record in ``output_dir``) are replaced or removed. Returns the
-    result and what the next build compares with: {"pages": digests, "page_sets": keys}.
+    and rendered in ``workers`` processes (forked from this one, or new ones: ``new_workers``).
+    Only ``old_files`` (the previous build's, by default those on its record in
+    ``output_dir``) are replaced or removed. Returns the result and what the next build
+    compares with: {"pages": digests, "page_sets": keys}.
     """
     templates = templates_digest()
     site.state.templates = templates
@@ -74,25 +95,62 @@ def render_site(
         "version": __version__,
     }
     shared = digest([templates, site.cache.code or code_digest(), repr(common)])
-    written, digests, sets = write_site(
-        items,
-        asset_files(),
-        staging,
-        common,
-        output_dir,
-        old_digests or {},
-        shared,
-        bytecode_dir,
-        old_sets,
-        env,
-        workers,
-        _render_worker_hooks(site),
-        old_files,
-    )
+    with _site_for_workers(site, bytecode_dir, new_workers if workers > 1 else None) as remake:
+        written, digests, sets = write_site(
+            items,
+            asset_files(),
+            staging,
+            common,
+            output_dir,
+            old_digests or {},
+            shared,
+            bytecode_dir,
+            old_sets,
+            env,
+            workers,
+            _render_worker_hooks(site),
+            old_files,
+            remake,
+        )
     if commit_changes(staging, output_dir, written.changed, written.removed, written.files):
         written.changed = sorted([*written.changed, OUTPUT_RECORD])
     store_fragments(site)
     return RenderResult(written.pages, written), {"pages": digests, "page_sets": sets}
+
+
+@contextlib.contextmanager
+def _site_for_workers(
+    site: SiteData, bytecode_dir: Path | None, new_workers: NewWorkers | None
+) -> Iterator[Remake | None]:
+    """The site pickled for new render workers (its inputs and the build's results and
+    facts, not what this process made of them), removed when the render ends."""
+    if new_workers is None:
+        yield None
+        return
+    given = BuildState(
+        results=site.state.results, facts=site.state.facts, templates=site.state.templates
+    )
+    fd, path = tempfile.mkstemp(prefix="render-", suffix=".pickle", dir=new_workers.folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(
+                (dataclasses.replace(site, state=given), new_workers.families, bytecode_dir),
+                f,
+                pickle.HIGHEST_PROTOCOL,
+            )
+        yield Remake(_remade_items, path)
+    finally:
+        os.unlink(path)
+
+
+def _remade_items(path: str) -> tuple[Sequence[Page | PageSet], jinja2.Environment, WorkerHooks]:
+    """In a new render worker: the items, Jinja environment and hooks :func:`render_site`
+    made, made again from the site the build pickled at ``path``."""
+    with open(path, "rb") as f:
+        site, families_of, bytecode_dir = pickle.load(f)
+    site.state.jinja = env = environment(bytecode_dir)
+    items = Chained([_items_of(fam, site) for fam in families_of()])
+    return items, env, _render_worker_hooks(site)
 
 
 def _items_of(family: Family, site: SiteData) -> Sequence[Page | PageSet]:

@@ -10,6 +10,8 @@ their inode and modification time.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import os
 import pickle
@@ -21,7 +23,7 @@ from typing import Any
 
 import jinja2
 
-from site_builder.forked import fork_pool, release_free_memory
+from site_builder.forked import ctrl_c_held, fork_pool, fresh_pool, release_free_memory
 from site_builder.render.writer import (
     WORK,
     Page,
@@ -122,7 +124,7 @@ class _Job:
     """Everything a share of the pages needs; a forked worker inherits it."""
 
     items: Sequence[Page | PageSet]
-    env: jinja2.Environment
+    env: jinja2.Environment | None  # None only while sent to a new worker (Remake)
     common: dict[str, Any]
     before: str
     stage: str
@@ -151,6 +153,7 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
     part = _Part()
     made: set[str] = set()  # folders created in staging
     env, common, before, old_files = job.env, job.common, job.before, job.old_files
+    assert env is not None
 
     def unchanged(page: Page) -> bool:
         if page.template:
@@ -235,7 +238,18 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
     return part
 
 
-#: The job a forked worker serves (set in the parent just before the workers fork).
+@dataclass(frozen=True)
+class Remake:
+    """How a render worker started as a new process makes the job's items, Jinja
+    environment and hooks itself, instead of inheriting them from a fork of the build:
+    ``make(path)`` (a module-level function) reads what the build left at ``path``."""
+
+    make: Callable[[str], tuple[Sequence[Page | PageSet], jinja2.Environment, WorkerHooks]]
+    path: str
+
+
+#: The job a worker serves (set in the parent just before the workers fork, or made by a
+#: new worker from a :class:`Remake`).
 _JOB: _Job | None = None
 
 
@@ -243,6 +257,14 @@ def _worker_start() -> None:
     assert _JOB is not None
     if _JOB.hooks is not None:
         _JOB.hooks.start()
+
+
+def _fresh_worker_start(remake: Remake, plain: _Job) -> None:
+    """In a new worker: the job's items made again, then the job as a forked worker's."""
+    global _JOB
+    items, env, hooks = remake.make(remake.path)
+    _JOB = dataclasses.replace(plain, items=items, env=env, hooks=hooks)
+    _worker_start()
 
 
 def _worker_share(indices: list[int]) -> _Part:
@@ -271,19 +293,26 @@ def _made_each_build(items: Sequence[Page | PageSet]) -> int:
     return n
 
 
-def _in_workers(job: _Job, workers: int) -> list[_Part]:
-    """The items shared between this process and ``workers - 1`` forked ones, which inherit
-    the job (page sets hold closures over the site, which cannot be sent to another
-    process). Items are dealt round-robin into shares, so each share gets its part of every
-    family's pages. The workers take shares from the front of the queue, this process from
-    the back (the shares it can still cancel), until they meet."""
+def _in_workers(job: _Job, workers: int, remake: Remake | None = None) -> list[_Part]:
+    """The items shared between this process and ``workers - 1`` others: new processes that
+    make the items again (``remake``), else forked ones, which inherit the job (page sets
+    hold closures over the site, which cannot be sent to another process). Items are dealt
+    round-robin into shares, so each share gets its part of every family's pages. The
+    workers take shares from the front of the queue, this process from the back (the
+    shares it can still cancel), until they meet."""
     global _JOB
     shares = _shares(len(job.items), workers * _SHARES_PER_PROCESS, _made_each_build(job.items))
-    _JOB = job
+    if remake is None:
+        _JOB = job
+        pool_of = fork_pool(workers - 1, _worker_start)
+    else:
+        plain = dataclasses.replace(job, items=(), env=None, hooks=None)
+        pool_of = fresh_pool(workers - 1, functools.partial(_fresh_worker_start, remake, plain))
     try:
-        with fork_pool(workers - 1, _worker_start) as pool:
+        with pool_of as pool:
             # An error or Ctrl-C ends the workers at once (fork_pool).
-            futures = [pool.submit(_worker_share, share) for share in shares]
+            with ctrl_c_held():  # the workers start at the first task
+                futures = [pool.submit(_worker_share, share) for share in shares]
             here = [
                 _write_share(job, share)
                 for future, share in zip(reversed(futures), reversed(shares), strict=True)
@@ -312,12 +341,14 @@ def write_site(
     workers: int = 1,
     hooks: WorkerHooks | None = None,
     old_files: Collection[str] | None = None,
+    remake: Remake | None = None,
 ) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
     """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
     A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
     without being made. With ``workers`` > 1 the pages are made and rendered in that many
-    forked processes (``hooks`` let them take over the build cache). Returns (stats, new
+    processes: new ones that make the items again with ``remake``, else forked ones
+    (``hooks`` let them take over the build cache). Returns (stats, new
     page digests, new page-set keys and paths); the stats list the changed and removed
     files :func:`commit_changes` applies.
 
@@ -338,7 +369,7 @@ def write_site(
         hooks=hooks,
     )
     if workers > 1 and len(items) > 1:
-        parts = _in_workers(job, workers)
+        parts = _in_workers(job, workers, remake)
         if hooks is not None:
             for part in parts:
                 hooks.absorb(part.extra)
