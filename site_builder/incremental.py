@@ -145,8 +145,20 @@ def unwritable(directory: Path) -> OSError:
     return PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(directory))
 
 
-#: cache.db files found sound in this process (forked workers inherit it: checked once)
+#: cache.db files found sound in this process (forked workers inherit it, a new render
+#: worker is handed it: checked once a build)
 _CHECKED: set[Path] = set()
+
+
+def checked_databases() -> frozenset[Path]:
+    """The cache.db files this process found sound (for a new worker of the same build)."""
+    return frozenset(_CHECKED)
+
+
+def count_as_checked(databases: frozenset[Path]) -> None:
+    """Take the build's word (:func:`checked_databases`) that these files are sound: a new
+    worker does not read a large cache.db through again."""
+    _CHECKED.update(databases)
 
 
 #: Beside cache.db: its size and modification time when a build last closed it.

@@ -19,7 +19,13 @@ import jinja2
 
 from site_builder import __version__
 from site_builder.forked import keep
-from site_builder.incremental import BuildCache, code_digest, digest
+from site_builder.incremental import (
+    BuildCache,
+    checked_databases,
+    code_digest,
+    count_as_checked,
+    digest,
+)
 from site_builder.render.core_pages import store_fragments
 from site_builder.render.output import (
     Remake,
@@ -95,7 +101,8 @@ def render_site(
         "version": __version__,
     }
     shared = digest([templates, site.cache.code or code_digest(), repr(common)])
-    with _site_for_workers(site, bytecode_dir, new_workers if workers > 1 else None) as remake:
+    fresh = new_workers if workers > 1 else None
+    with _site_for_workers(site, families, bytecode_dir, fresh) as remake:
         written, digests, sets = write_site(
             items,
             asset_files(),
@@ -120,7 +127,10 @@ def render_site(
 
 @contextlib.contextmanager
 def _site_for_workers(
-    site: SiteData, bytecode_dir: Path | None, new_workers: NewWorkers | None
+    site: SiteData,
+    families: list[Family],
+    bytecode_dir: Path | None,
+    new_workers: NewWorkers | None,
 ) -> Iterator[Remake | None]:
     """The site pickled for new render workers (its inputs and the build's results and
     facts, not what this process made of them), removed when the render ends."""
@@ -132,10 +142,13 @@ def _site_for_workers(
     )
     fd, path = tempfile.mkstemp(prefix="render-", suffix=".pickle", dir=new_workers.folder)
     try:
-        with os.fdopen(fd, "wb") as f:
+        with os.fdopen(fd, "wb") as out:
+            # First the build cache's files found sound: the site's unpickling opens them.
+            pickle.dump(checked_databases(), out, pickle.HIGHEST_PROTOCOL)
+            made = [fam.name for fam in families]
             pickle.dump(
-                (dataclasses.replace(site, state=given), new_workers.families, bytecode_dir),
-                f,
+                (dataclasses.replace(site, state=given), new_workers.families, made, bytecode_dir),
+                out,
                 pickle.HIGHEST_PROTOCOL,
             )
         yield Remake(_remade_items, path)
@@ -147,9 +160,13 @@ def _remade_items(path: str) -> tuple[Sequence[Page | PageSet], jinja2.Environme
     """In a new render worker: the items, Jinja environment and hooks :func:`render_site`
     made, made again from the site the build pickled at ``path``."""
     with open(path, "rb") as f:
-        site, families_of, bytecode_dir = pickle.load(f)
+        count_as_checked(pickle.load(f))
+        site, families_of, made, bytecode_dir = pickle.load(f)
+    families = families_of()
+    if [fam.name for fam in families] != made:  # the items would not be the build's
+        raise RuntimeError(f"new render workers make other families than {made}")
     site.state.jinja = env = environment(bytecode_dir)
-    items = Chained([_items_of(fam, site) for fam in families_of()])
+    items = Chained([_items_of(fam, site) for fam in families])
     return items, env, _render_worker_hooks(site)
 
 
