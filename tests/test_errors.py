@@ -136,6 +136,42 @@ def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
     assert "is damaged (database disk image is malformed" in capsys.readouterr().err
 
 
+def test_a_new_worker_takes_the_builds_word_that_the_cache_is_sound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render worker started as a new process opens the build cache while the build has it
+    open and written (so its stamp no longer matches): handed the files the build found sound,
+    it does not read the whole cache.db again; without them it would."""
+    from site_builder import incremental
+
+    checks: list[str] = []
+    connect = sqlite3.connect
+
+    def spy(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        if "mode=ro" in str(database):
+            checks.append(str(database))
+        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite3, "connect", spy)
+    folder = tmp_path / "analysis-build"
+    with BuildCache(folder, stamp=True) as cache:
+        cache.set("plies|1", ("e2e4", 1))
+    monkeypatch.setattr(incremental, "_CHECKED", set())  # the build's process
+    with BuildCache(folder, stamp=True) as build:
+        with build.transact():
+            for i in range(3000):
+                build.set(f"plies|{i}", ("e2e4", i))
+        word = incremental.checked_databases()
+        assert word == {folder / "cache.db"}
+        for handed, reads in ((word, 0), (frozenset(), 1)):
+            monkeypatch.setattr(incremental, "_CHECKED", set())  # a new worker
+            incremental.count_as_checked(handed)
+            checks.clear()
+            with BuildCache(folder) as worker:
+                assert worker.get("plies|2999") == ("e2e4", 2999)
+            assert len(checks) == reads
+
+
 @pytest.mark.parametrize(
     "value",
     [b"\x01" * 100_000, "move rows " * 10_000, {"rows": list(range(30_000))}],
