@@ -87,14 +87,8 @@ def test_build_cache_db_damaged_inside_is_moved_aside_before_use(
     assert "is damaged (database disk image is malformed" in err and "\n" not in err.strip()
 
 
-def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """SQLite's quick_check reads the whole file (5.5 s for a 2.2 GB build cache): a cache its
-    build closed is opened without it; a write since then, even a damage in the same instant,
-    brings it back; a cache never closed (a killed build) is checked."""
-    from site_builder import incremental
-
+def _quick_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The databases SQLite's quick_check is run on from now on (it opens them read-only)."""
     checks: list[str] = []
     connect = sqlite3.connect
 
@@ -104,6 +98,18 @@ def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
         return connect(database, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(sqlite3, "connect", spy)
+    return checks
+
+
+def test_a_build_cache_closed_by_its_build_is_not_read_whole_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's quick_check reads the whole file (5.5 s for a 2.2 GB build cache): a cache its
+    build closed is opened without it; a write since then, even a damage in the same instant,
+    brings it back; a cache never closed (a killed build) is checked."""
+    from site_builder import incremental
+
+    checks = _quick_checks(monkeypatch)
 
     def reopen(stamp: bool = True) -> int:
         monkeypatch.setattr(incremental, "_CHECKED", set())  # a new process
@@ -144,15 +150,7 @@ def test_a_new_worker_takes_the_builds_word_that_the_cache_is_sound(
     it does not read the whole cache.db again; without them it would."""
     from site_builder import incremental
 
-    checks: list[str] = []
-    connect = sqlite3.connect
-
-    def spy(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
-        if "mode=ro" in str(database):
-            checks.append(str(database))
-        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(sqlite3, "connect", spy)
+    checks = _quick_checks(monkeypatch)
     folder = tmp_path / "analysis-build"
     with BuildCache(folder, stamp=True) as cache:
         cache.set("plies|1", ("e2e4", 1))
