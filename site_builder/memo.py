@@ -51,6 +51,8 @@ class Kind(StrEnum):
     #: a game's analysed plies, and its move rows
     PLIES = "plies"
     ROWS = "rows"
+    #: the files a render pickled its site into for new workers, until it removes them
+    RENDER_PICKLES = "render-pickles"
 
 
 def entry(kind: Kind, *parts: str) -> str:

@@ -4,6 +4,7 @@ process, and an error in one partition's work ends the others at once."""
 from __future__ import annotations
 
 import contextlib
+import os
 import dataclasses
 import signal
 import time
@@ -229,3 +230,47 @@ def test_render_workers_started_afresh_give_the_same_site(
     moves = "1.</th>" if which == "unanalysed_site" else "<td>"
     assert sum(moves in v.decode() for k, v in trees[0].items() if k.startswith("games/")) > 10
     assert sorted(p.name for p in folder.iterdir()) == ["theirs.txt"]
+
+
+def test_a_render_removes_the_pickles_renders_killed_before_it_left(
+    small_site, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A build killed during its render leaves the site it pickled for its new workers; the
+    next render removes it, as it is on the build cache's record and its build is gone. A
+    pickle of a build still rendering stays, and so do files not on the record, even named
+    like a pickle."""
+    import subprocess
+    import sys
+
+    from site_builder.memo import Kind, entry
+    from site_builder.render import driver
+
+    folder = tmp_path / "build-cache"
+    folder.mkdir()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        left = f"render-{gone.pid}-abc123.pickle"
+        other = f"render-{running.pid}-def456.pickle"
+        stray = "render-1-zzz999.pickle"  # named alike, on no record
+        for name in (left, other, stray, "theirs.txt"):
+            (folder / name).write_bytes(b"x")
+        seen = []
+        with BuildCache(folder) as cache:
+            record = entry(Kind.RENDER_PICKLES)
+            cache.set(record, {left: gone.pid, other: running.pid})
+            site = _fresh(small_site, cache)
+            new = driver.NewWorkers(all_families, folder)
+            with driver._site_for_workers(site, all_families(), None, new) as remake:
+                assert remake is not None
+                seen = sorted(p.name for p in folder.glob("render-*.pickle"))
+                mine = Path(remake.path).name
+                assert cache.get(record) == {other: running.pid, mine: os.getpid()}
+            assert cache.get(record) == {other: running.pid}
+        assert seen == sorted([mine, other, stray])
+        kept = sorted(p.name for p in folder.iterdir() if not p.name.startswith("cache"))
+        assert kept == sorted([other, stray, "theirs.txt"])
+    finally:
+        running.kill()
+        running.wait()

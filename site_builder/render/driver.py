@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import os
 import pickle
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from site_builder.incremental import (
     count_as_checked,
     digest,
 )
+from site_builder.memo import Kind, entry
 from site_builder.render.core_pages import store_fragments
 from site_builder.render.output import (
     Remake,
@@ -140,7 +142,14 @@ def _site_for_workers(
     given = BuildState(
         results=site.state.results, facts=site.state.facts, templates=site.state.templates
     )
-    fd, path = tempfile.mkstemp(prefix="render-", suffix=".pickle", dir=new_workers.folder)
+    store = site.cache.store if isinstance(site.cache.store, BuildCache) else None
+    if store is not None:
+        _remove_left_pickles(store, new_workers.folder)
+    fd, path = tempfile.mkstemp(
+        prefix=f"render-{os.getpid()}-", suffix=".pickle", dir=new_workers.folder
+    )
+    if store is not None:  # on the record before a byte is written: a kill leaves no stray
+        store.set(_PICKLES, {**(store.get(_PICKLES) or {}), Path(path).name: os.getpid()})
     try:
         with os.fdopen(fd, "wb") as out:
             # First the build cache's files found sound: the site's unpickling opens them.
@@ -154,6 +163,45 @@ def _site_for_workers(
         yield Remake(_remade_items, path)
     finally:
         os.unlink(path)
+        if store is not None:
+            left = dict(store.get(_PICKLES) or {})
+            left.pop(Path(path).name, None)
+            store.set(_PICKLES, left)
+
+
+#: The build cache's record of the render pickles written and not yet removed: name → pid.
+_PICKLES = entry(Kind.RENDER_PICKLES)
+
+
+def _remove_left_pickles(store: BuildCache, folder: Path) -> None:
+    """Remove the pickles on the record whose build is gone (killed during its render): only
+    files of that record, named as :func:`_site_for_workers` names them, in ``folder``."""
+    recorded: dict[str, int] = dict(store.get(_PICKLES) or {})
+    kept = {}
+    for name, pid in sorted(recorded.items()):
+        if _alive(pid):  # another build on this cache is rendering
+            kept[name] = pid
+            continue
+        path = folder / name
+        if _PICKLE_NAME.fullmatch(name) and path.is_file() and not path.is_symlink():
+            path.unlink()
+    if kept != recorded:
+        store.set(_PICKLES, kept)
+
+
+_PICKLE_NAME = re.compile(r"render-\d+-[A-Za-z0-9_]+\.pickle")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this build's own, from an earlier render in it: long ended
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _remade_items(path: str) -> tuple[Sequence[Page | PageSet], jinja2.Environment, WorkerHooks]:
