@@ -141,6 +141,19 @@ def write_side(side: Path, arrays: dict[str, NDArray[Any]]) -> None:
             raise
 
 
+@dataclass(frozen=True)
+class PerPartition:
+    """An argument of :meth:`Partitions.map` that differs by partition: each partition's
+    work is given ``values[part]`` (so only what it needs travels to it), and only that
+    value is in its key."""
+
+    values: Mapping[int, Any]
+
+
+def _args_of(args: tuple[Any, ...], part: int) -> tuple[Any, ...]:
+    return tuple(a.values[part] if isinstance(a, PerPartition) else a for a in args)
+
+
 def value_digest(value: Any) -> str:
     """Digest of a value's pickle: every bit of its numbers (a ``repr`` rounds arrays)."""
     return hashlib.sha256(pickle.dumps(value, protocol=5)).hexdigest()[:24]
@@ -186,7 +199,8 @@ class Partitions:
         """``work(rows, *args)`` of every partition (its rows: only ``columns``, only games
         of ``time_class``; only the partitions ``only`` when given), in partition order;
         reused from the last build where the partition, ``work`` (module and name, and the
-        code) and ``args`` are unchanged.
+        code) and ``args`` are unchanged. An argument :class:`PerPartition` gives each
+        partition its own value (every partition of ``only`` must have one).
 
         ``beside``: partition → the side folder of another work (:meth:`map_beside`) that
         ``work`` reads, as ``work(rows, *args, side=folder or None)``. The folder is not part
@@ -237,16 +251,19 @@ class Partitions:
         earlier: bool = False,
     ) -> list[tuple[T, Path | None]]:
         name = f"{work.__module__}.{work.__qualname__}"
-        # Each argument digested alone: pickle writes an object shared by two arguments once,
-        # so one argument read back from the build cache would change the key of both.
-        spec = value_digest(
-            (name, tuple(columns) if columns else None, time_class, [value_digest(a) for a in args])
-        )
         memo = self.cache
+        chosen = [p for p in self.store.parts() if only is None or p in only]
+
+        def spec(part: int) -> str:
+            # Each argument digested alone: pickle writes an object shared by two arguments
+            # once, so one argument read back from the build cache would change both keys.
+            digests = [value_digest(a) for a in _args_of(args, part)]
+            return value_digest((name, tuple(columns) if columns else None, time_class, digests))
+
+        same = None if any(isinstance(a, PerPartition) for a in args) else spec(-1)
         keys = {
-            p: entry(Kind.PARTITION, name, str(p), self.store.keys[p], spec, memo.code)
-            for p in self.store.parts()
-            if only is None or p in only
+            p: entry(Kind.PARTITION, name, str(p), self.store.keys[p], same or spec(p), memo.code)
+            for p in chosen
         }
         sides = {
             p: self._side_root(name) / f"p{p:05d}-{hashlib.sha256(k.encode()).hexdigest()[:24]}"
@@ -273,7 +290,7 @@ class Partitions:
                 tuple(columns) if columns else None,
                 time_class,
                 work,
-                args,
+                _args_of(args, p),
                 str(sides[p]) if side else (beside or {}).get(p),
                 side or beside is not None,
                 self._earlier_side(name, p, sides[p]) if earlier else None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -146,13 +147,18 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
     mine = moves["player"].isin(narrow)
     moves.loc[mine, "line_scores"] = moves.loc[mine, "line_scores"].map(lambda s: s[:2])
     moves.loc[mine, "legal"] = 2
-    parts = [
-        family.partition_turns(moves[moves["player"].isin(narrow) == side], cfg)
-        for side in (True, False)
-    ]
+    rows = [moves[moves["player"].isin(narrow) == side] for side in (True, False)]
+    parts = [family.partition_turns(r, cfg) for r in rows]
     assert 0 < parts[0].width < parts[1].width
     width = max(p.width for p in parts)
-    pooled, meta, every = family._calibration_turns(parts, set(moves["game_id"]), width)
+    asked: list[int] = []
+
+    def spreads_of(wanted: dict[int, Any], cfg: Any = cfg) -> dict[int, Any]:
+        asked.append(sum(len(w) for w in wanted.values()))
+        return {i: family.partition_bucket_spreads(rows[i], cfg, w) for i, w in wanted.items()}
+
+    ids = set(moves["game_id"])
+    pooled, meta, every = family._calibration_turns(parts, ids, width, spreads_of)
     sp, whole = I.turns_from_moves(moves, cfg)
     posts = list(range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step))
     elos = [I.elo_values(whole[c]) for c in ("player_elo", "opponent_elo")]
@@ -167,7 +173,9 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
     # With a cap, only the turns the fits read are pooled, and the calibration is the one
     # made from every turn.
     capped = dataclasses.replace(cfg, calibration_max_turns=600, min_turns=500)
-    few, few_meta, every = family._calibration_turns(parts, set(moves["game_id"]), width, capped)
+    few, few_meta, every = family._calibration_turns(
+        parts, ids, width, lambda w: spreads_of(w, capped), capped
+    )
     pd.testing.assert_frame_equal(every, meta)
     which = I.bucket_of(
         *(I.elo_values(meta[c]) for c in ("player_elo", "opponent_elo")),
@@ -175,11 +183,13 @@ def test_pooled_calibration_turns_are_the_whole_tables(small_site) -> None:  # t
         capped.milepost_width,
     )
     at = I.fitted_turns(meta, which, posts, 600, capped.seed)
-    rows = np.sort(np.concatenate(list(at.values())))
-    assert 0 < len(rows) < len(meta) and len(few) == len(rows)
+    fitted = np.sort(np.concatenate(list(at.values())))
+    assert 0 < len(fitted) < len(meta) and len(few) == len(fitted)
+    # Only the fitted turns' spreads were read from the partitions.
+    assert asked == [len(meta), len(fitted)]
     for name in ("delta", "valid", "played", "counts"):
-        assert np.array_equal(getattr(few, name), getattr(pooled.take(rows), name)), name
-    pd.testing.assert_frame_equal(few_meta, meta.iloc[rows].reset_index(drop=True))
+        assert np.array_equal(getattr(few, name), getattr(pooled.take(fitted), name)), name
+    pd.testing.assert_frame_equal(few_meta, meta.iloc[fitted].reset_index(drop=True))
     sampled = I.calibrate(few, few_meta, capped, population=every)
     assert repr(sampled) == repr(I.calibrate(pooled, meta, capped))  # repr: NaN == NaN
     assert any(0 < b.fitted < b.turns for b in sampled.buckets)

@@ -123,6 +123,35 @@ def test_work_over_partitions_is_the_same_in_workers_and_reused(small_site, tmp_
         assert two.computed[f"{__name__}._moves_per_player"] == 10
 
 
+def test_an_argument_per_partition_is_each_partitions_own_and_its_key(
+    small_site, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A :class:`PerPartition` argument gives each partition its own value, in workers as in
+    one process; a partition is computed again only when its own value changes."""
+    from site_builder.incremental import BuildCache
+    from site_builder.partitions import PerPartition
+
+    name = f"{__name__}._moves_per_player"
+    with BuildCache(tmp_path / "memo") as memo:
+        parts = _partitions(small_site, tmp_path / "p", 2, memo)
+        ids = parts.parts()
+        scales = {p: 10 + p for p in ids}
+        got = parts.map(_moves_per_player, PerPartition(scales), columns=["player"])
+        for p, found in zip(ids, got, strict=True):
+            rows = parts.read(p, ["player"])
+            assert found == _moves_per_player(rows, scales[p])
+        assert parts.computed[name] == len(ids) == 5
+        again = parts.map(
+            _moves_per_player, PerPartition({**scales, ids[0]: 1}), columns=["player"]
+        )
+        assert again[1:] == got[1:] and again[0] != got[0]
+        assert parts.computed[name] == 6  # the other four reused
+        few = parts.map(
+            _moves_per_player, PerPartition({ids[2]: 3}), columns=["player"], only={ids[2]}
+        )
+        assert few == [_moves_per_player(parts.read(ids[2], ["player"]), 3)]
+
+
 def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from site_builder.store import PartitionWriter
 

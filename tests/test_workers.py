@@ -4,8 +4,8 @@ process, and an error in one partition's work ends the others at once."""
 from __future__ import annotations
 
 import contextlib
-import os
 import dataclasses
+import os
 import signal
 import time
 from pathlib import Path

@@ -9,9 +9,10 @@ analysis), their players' Elo tags and the ``[intrinsic]`` settings. The fitting
 :mod:`site_builder.metrics.intrinsic`; the pages are made in ``render/intrinsic_pages.py``.
 
 Over the move store's partitions (a partition holds whole players): a first pass
-(:func:`partition_turns`) gives each partition's units and its turns in a milepost bucket,
-from which the calibration is fitted on the calibration games' turns, pooled in move-table
-order; a second pass (:func:`partition_ratings`, given the calibration) fits and bootstraps
+(:func:`partition_turns`) gives each partition's units and the meta data of its turns in a
+milepost bucket, from which the build picks the calibration games' turns its fits read (a
+bucket's sample); their spreads alone come back from the partitions
+(:func:`partition_bucket_spreads`) and are pooled in move-table order; a second pass (:func:`partition_ratings`, given the calibration) fits and bootstraps
 the IPR of every player and player-year and gives the units' statistics for the calibrated
 agents, which the events (whose players sit in several partitions) pool.
 """
@@ -34,7 +35,7 @@ from site_builder.config import IntrinsicSection
 from site_builder.forked import pool_map
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
-from site_builder.partitions import array_header, write_side
+from site_builder.partitions import PerPartition, array_header, write_side
 from site_builder.sitedata import SiteData, event_key
 
 
@@ -100,9 +101,9 @@ class PartitionTurns:
     turns: int  #: turns with two or more engine lines
     width: int  #: columns of its widest turn (the spreads of every turn are padded to the widest)
     units: pd.DataFrame  #: :func:`intrinsic.unit_frame` of its turns
-    #: Its turns in a milepost bucket (the only ones the calibration reads), their own width,
-    #: and their game, ply, player and Elos.
-    bucket_spreads: intrinsic.Spreads
+    #: The game, ply, player and Elos of its turns in a milepost bucket (the only ones the
+    #: calibration reads); the spreads of those the fits read are asked for after
+    #: (:func:`partition_bucket_spreads`), so no process holds every partition's.
     bucket_meta: pd.DataFrame
 
 
@@ -135,12 +136,43 @@ def _padded(sp: intrinsic.Spreads, width: int) -> intrinsic.Spreads:
 
 
 def partition_turns(rows: pd.DataFrame, cfg: IntrinsicSection) -> PartitionTurns:
-    """One partition's turns: their count and width, its units, and the turns in a milepost
-    bucket (``rows``: its movers' classical moves, :data:`TURN_READ`)."""
+    """One partition's turns: their count and width, its units, and the meta data of its
+    turns in a milepost bucket (``rows``: its movers' classical moves, :data:`TURN_READ`)."""
+    sp, meta, inside = _bucket_turns(rows, cfg)
+    if len(sp) == 0:
+        return PartitionTurns(0, 0, intrinsic.unit_frame(pd.DataFrame()), pd.DataFrame())
+    return PartitionTurns(
+        len(sp),
+        _width(sp),
+        intrinsic.unit_frame(meta),
+        meta[_CAL_COLUMNS].iloc[inside].reset_index(drop=True),
+    )
+
+
+def partition_bucket_spreads(
+    rows: pd.DataFrame, cfg: IntrinsicSection, wanted: IntArray
+) -> intrinsic.Spreads:
+    """The spreads of the partition's turns in a milepost bucket at positions ``wanted``
+    (rows of its :attr:`PartitionTurns.bucket_meta`), as wide as the widest of all its
+    bucket turns."""
+    sp, _, inside = _bucket_turns(rows, cfg)
+    bucket_sp = sp.take(inside)
+    keep = max(_width(bucket_sp), 1)  # the columns past it are padding
+    return intrinsic.Spreads(
+        bucket_sp.delta[:, :keep],
+        bucket_sp.valid[:, :keep],
+        bucket_sp.played,
+        bucket_sp.counts[:, :keep],
+    ).take(wanted)
+
+
+def _bucket_turns(
+    rows: pd.DataFrame, cfg: IntrinsicSection
+) -> tuple[intrinsic.Spreads, pd.DataFrame, IntArray]:
+    """The partition's turns (:func:`_turns`) and which of them are in a milepost bucket."""
     sp, meta = _turns(rows, cfg)
     if len(sp) == 0:
-        empty = intrinsic.spreads_from_scores([], [], 0.0)
-        return PartitionTurns(0, 0, intrinsic.unit_frame(pd.DataFrame()), empty, pd.DataFrame())
+        return sp, meta, np.zeros(0, dtype=np.int64)
     mileposts = range(cfg.milepost_min, cfg.milepost_max + 1, cfg.milepost_step)
     which = intrinsic.bucket_of(
         intrinsic.elo_values(meta["player_elo"]),
@@ -148,22 +180,7 @@ def partition_turns(rows: pd.DataFrame, cfg: IntrinsicSection) -> PartitionTurns
         list(mileposts),
         cfg.milepost_width,
     )
-    inside = np.flatnonzero(~np.isnan(which))
-    bucket_sp = sp.take(inside)
-    keep = max(_width(bucket_sp), 1)  # the columns past it are padding
-    bucket_sp = intrinsic.Spreads(
-        bucket_sp.delta[:, :keep],
-        bucket_sp.valid[:, :keep],
-        bucket_sp.played,
-        bucket_sp.counts[:, :keep],
-    )
-    return PartitionTurns(
-        len(sp),
-        _width(sp),
-        intrinsic.unit_frame(meta),
-        bucket_sp,
-        meta[_CAL_COLUMNS].iloc[inside].reset_index(drop=True),
-    )
+    return sp, meta, np.flatnonzero(~np.isnan(which))
 
 
 @dataclass(frozen=True)
@@ -620,7 +637,9 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     part = site.cache.memoised(
         f"intrinsic-calibration|{cal_key}",
         lambda: _calibration(
-            *_calibration_turns(found, calibration_ids, width, cfg), len(cal_games) > 0, site
+            *_calibration_turns(found, calibration_ids, width, _spreads_reader(site, cfg), cfg),
+            len(cal_games) > 0,
+            site,
         ),
     )
     seconds["calibration"] = time.perf_counter() - clock
@@ -672,7 +691,9 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
         rating_folders = {}
         tables_of = None
         if part.grid is not None:  # no partition is rated: a table of the buckets' units
-            sp, meta, _ = _calibration_turns(found, calibration_ids, width)
+            sp, meta, _ = _calibration_turns(
+                found, calibration_ids, width, _spreads_reader(site, cfg)
+            )
             table = _calibration_table(sp, meta, part.calibration, part.grid)
             tables_of = lambda _: table  # noqa: E731  (its index finds every bucket's units)
         buckets = _bucket_frame(site, part, tables_of)
@@ -707,23 +728,30 @@ def _all_units(frames: list[pd.DataFrame]) -> pd.DataFrame:
     )
 
 
+#: Each partition's spreads of its bucket turns at the positions asked for, by the
+#: partition's position in the first pass's list (see :func:`_calibration_turns`).
+SpreadsOf = Callable[[dict[int, IntArray]], dict[int, intrinsic.Spreads]]
+
+
 def _calibration_turns(
     found: list[PartitionTurns],
     calibration_ids: set[str],
     width: int,
+    spreads_of: SpreadsOf,
     cfg: IntrinsicSection | None = None,
 ) -> tuple[intrinsic.Spreads, pd.DataFrame, pd.DataFrame]:
     """The calibration games' turns in a milepost bucket, in move-table order (game, ply), as
     wide as the widest turn of all: their spreads and meta data, and the meta data of every
     such turn. With ``cfg``, only the turns the fits read (:func:`intrinsic.fitted_turns`)
-    are pooled, so a large bucket's other turns are never copied; without, every turn."""
+    are pooled, so a large bucket's other turns are never read back from their partitions;
+    without, every turn. ``spreads_of`` reads the spreads from the partitions."""
     parts = []
-    for p in found:
+    for i, p in enumerate(found):
         if len(p.bucket_meta) == 0:
             continue
         keep = np.flatnonzero(p.bucket_meta["game_id"].astype(str).isin(calibration_ids))
         if len(keep):
-            parts.append((p.bucket_spreads, keep, p.bucket_meta.iloc[keep]))
+            parts.append((i, keep, p.bucket_meta.iloc[keep]))
     if not parts:
         empty = pd.DataFrame(columns=_CAL_COLUMNS)
         return intrinsic.spreads_from_scores([], [], 0.0), empty, empty
@@ -745,11 +773,10 @@ def _calibration_turns(
     ends = np.cumsum([len(k) for _, k, _ in parts])
     part_of = np.searchsorted(ends, used, side="right")
     row_of = used - np.r_[0, ends[:-1]][part_of]
-    spreads = []
-    for i, (sp, keep, _) in enumerate(parts):
-        mine = np.flatnonzero(part_of == i)
-        if len(mine):
-            spreads.append((mine, _padded(sp.take(keep[row_of[mine]]), width)))
+    mine = {j: np.flatnonzero(part_of == j) for j in range(len(parts))}
+    mine = {j: m for j, m in mine.items() if len(m)}
+    got = spreads_of({parts[j][0]: parts[j][1][row_of[m]] for j, m in mine.items()})
+    spreads = [(m, _padded(got[parts[j][0]], width)) for j, m in mine.items()]
     sp = intrinsic.Spreads(
         np.concatenate([s.delta for _, s in spreads]),
         np.concatenate([s.valid for _, s in spreads]),
@@ -757,9 +784,31 @@ def _calibration_turns(
         np.concatenate([s.counts for _, s in spreads]),
     )
     # Rows grouped by partition back to pooled order.
-    sp = sp.take(np.argsort(np.concatenate([mine for mine, _ in spreads]), kind="stable"))
+    sp = sp.take(np.argsort(np.concatenate([m for m, _ in spreads]), kind="stable"))
     fitted = meta.iloc[used].drop(columns="ply").reset_index(drop=True)
     return sp, fitted, every
+
+
+def _spreads_reader(site: SiteData, cfg: IntrinsicSection) -> SpreadsOf:
+    """:data:`SpreadsOf` of the site's partitions (the first pass's list: every non-empty
+    partition, in order), read in the partitions' workers."""
+    assert site.partitions is not None
+    partitions = site.partitions
+    parts = partitions.parts()
+
+    def spreads_of(wanted: dict[int, IntArray]) -> dict[int, intrinsic.Spreads]:
+        at = sorted(wanted)
+        got = partitions.map(
+            partition_bucket_spreads,
+            cfg,
+            PerPartition({parts[i]: wanted[i] for i in at}),
+            columns=TURN_READ,
+            time_class="classical",
+            only={parts[i] for i in at},
+        )
+        return dict(zip(at, got, strict=True))
+
+    return spreads_of
 
 
 @dataclass
