@@ -12,9 +12,10 @@ Over the move store's partitions (a partition holds whole players): a first pass
 (:func:`partition_turns`) gives each partition's units and the meta data of its turns in a
 milepost bucket, from which the build picks the calibration games' turns its fits read (a
 bucket's sample); their spreads alone come back from the partitions
-(:func:`partition_bucket_spreads`) and are pooled in move-table order; a second pass (:func:`partition_ratings`, given the calibration) fits and bootstraps
-the IPR of every player and player-year and gives the units' statistics for the calibrated
-agents, which the events (whose players sit in several partitions) pool.
+(:func:`partition_bucket_spreads`) and are pooled in move-table order; a last pass
+(:func:`partition_ratings`, given the calibration) fits and bootstraps the IPR of every
+player and player-year and gives the units' statistics for the calibrated agents, which the
+events (whose players sit in several partitions) pool.
 """
 
 from __future__ import annotations

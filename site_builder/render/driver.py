@@ -149,7 +149,7 @@ def _site_for_workers(
         prefix=f"render-{os.getpid()}-", suffix=".pickle", dir=new_workers.folder
     )
     if store is not None:  # on the record before a byte is written: a kill leaves no stray
-        store.set(_PICKLES, {**(store.get(_PICKLES) or {}), Path(path).name: os.getpid()})
+        _record(store, Path(path).name, os.getpid())
     try:
         with os.fdopen(fd, "wb") as out:
             # First the build cache's files found sound: the site's unpickling opens them.
@@ -164,29 +164,36 @@ def _site_for_workers(
     finally:
         os.unlink(path)
         if store is not None:
-            left = dict(store.get(_PICKLES) or {})
-            left.pop(Path(path).name, None)
-            store.set(_PICKLES, left)
+            _record(store, Path(path).name, None)
 
 
 #: The build cache's record of the render pickles written and not yet removed: name → pid.
 _PICKLES = entry(Kind.RENDER_PICKLES)
 
 
+def _record(store: BuildCache, name: str, pid: int | None) -> None:
+    """Put the pickle ``name`` of build ``pid`` on the record (None: take it off), in one
+    transaction (another build on the same cache may be changing the record)."""
+    with store.transact():
+        recorded = dict(store.get(_PICKLES) or {})
+        if pid is None:
+            recorded.pop(name, None)
+        else:
+            recorded[name] = pid
+        store.set(_PICKLES, recorded)
+
+
 def _remove_left_pickles(store: BuildCache, folder: Path) -> None:
     """Remove the pickles on the record whose build is gone (killed during its render): only
     files of that record, named as :func:`_site_for_workers` names them, in ``folder``."""
     recorded: dict[str, int] = dict(store.get(_PICKLES) or {})
-    kept = {}
     for name, pid in sorted(recorded.items()):
         if _alive(pid):  # another build on this cache is rendering
-            kept[name] = pid
             continue
         path = folder / name
         if _PICKLE_NAME.fullmatch(name) and path.is_file() and not path.is_symlink():
             path.unlink()
-    if kept != recorded:
-        store.set(_PICKLES, kept)
+        _record(store, name, None)
 
 
 _PICKLE_NAME = re.compile(r"render-\d+-[A-Za-z0-9_]+\.pickle")
