@@ -420,7 +420,9 @@ _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("conformance", "markov_min_row"): (0, 100000),
     ("conformance", "markov_exit_pseudo"): (0, 100000),
     ("conformance", "min_moves"): (1, 10**7),
-    ("conformance", "head_to_head_max"): (2, 100_000),
+    # Its pairs grow as its square: 1,000 is 1,000,000 pairs (152 MB of stationary vectors,
+    # downloads of about 100 MB); beyond, the matrices outgrow a machine's memory.
+    ("conformance", "head_to_head_max"): (2, 1_000),
     ("conformance", "forfeit_max_plies"): (0, 20),
     ("analysis", "depth"): (0, 60),
     ("analysis", "nodes"): (0, 10**10),

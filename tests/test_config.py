@@ -20,6 +20,10 @@ def test_defaults() -> None:
         ({"analysis": {"depht": 12}}, r"\[analysis\] unknown setting 'depht'"),
         ({"analysis": {"depth": "deep"}}, r"\[analysis\] depth: expected a whole number"),
         ({"analysis": {"multipv": 0}}, r"\[analysis\] multipv = 0 is outside"),
+        (
+            {"conformance": {"head_to_head_max": 5000}},
+            r"\[conformance\] head_to_head_max = 5000 is outside 2\.\.1000",
+        ),
         ({"analysis": {"depth": 10, "nodes": 5000}}, r"exactly one of depth and nodes"),
         ({"analysis": {"classes": ["bullet"]}}, r"classes: unknown class 'bullet'"),
         ({"qualty": {}}, r"unknown section \[qualty\]"),
