@@ -254,13 +254,16 @@ class Partitions:
         memo = self.cache
         chosen = [p for p in self.store.parts() if only is None or p in only]
 
+        # Each argument digested alone: pickle writes an object shared by two arguments once,
+        # so one argument read back from the build cache would change both keys. The shared
+        # arguments are digested once, a partition's own value for each partition.
+        shared = [None if isinstance(a, PerPartition) else value_digest(a) for a in args]
+
         def spec(part: int) -> str:
-            # Each argument digested alone: pickle writes an object shared by two arguments
-            # once, so one argument read back from the build cache would change both keys.
-            digests = [value_digest(a) for a in _args_of(args, part)]
+            digests = [d or value_digest(a.values[part]) for d, a in zip(shared, args, strict=True)]
             return value_digest((name, tuple(columns) if columns else None, time_class, digests))
 
-        same = None if any(isinstance(a, PerPartition) for a in args) else spec(-1)
+        same = None if None in shared else spec(-1)
         keys = {
             p: entry(Kind.PARTITION, name, str(p), self.store.keys[p], same or spec(p), memo.code)
             for p in chosen
