@@ -34,7 +34,7 @@ from site_builder.incremental import (
     explain_changes,
 )
 from site_builder.memo import Kind, entry
-from site_builder.partitions import dask_client
+from site_builder.partitions import dask_client, drop_unused
 from site_builder.render.driver import NewWorkers, render_site
 from site_builder.render.output import asset_files, templates_digest
 from site_builder.render.writer import WORK, recover_output
@@ -236,6 +236,10 @@ def build(
         )
         build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
         keep(news, build_cache, output_dir)
+        if site.partitions is not None:
+            stats.partition_results_dropped = drop_unused(
+                build_cache, output_dir, site.partitions.used
+            )
         clock.lap("render")
     stats.pages = result.pages
     stats.written = result.written

@@ -27,6 +27,8 @@ class Kind(StrEnum):
 
     #: a partition's result of one family's work function (``Partitions.map``)
     PARTITION = "partition"
+    #: the partition results each output folder's last build used (the others are deleted)
+    PARTITIONS_USED = "partitions-used"
     #: one family's per-game values (``Memo.per_game``)
     GAMES = "games"
     #: one group (player, year, event, ...) of a family, and the last build's groups at once

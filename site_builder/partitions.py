@@ -32,8 +32,10 @@ from numpy.typing import NDArray
 
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool, results, shared_pool
+from site_builder.incremental import BuildCache
 from site_builder.memo import Kind, Memo, entry
 from site_builder.store import MoveStore
+from site_builder.targets import OUTPUT_RECORD
 
 T = TypeVar("T")
 
@@ -172,11 +174,30 @@ class Partitions:
         self.client: Any = None
         #: work name → partitions computed (not reused) in this build
         self.computed: dict[str, int] = {}
+        #: The keys of the partition results this build used, read or computed (what
+        #: :func:`drop_unused` keeps), and those used since :meth:`recording` began.
+        self.used: set[str] = set()
+        self.recorded: set[str] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         # The client is this process's connection to the cluster: a copy (the site a new
         # render worker reads) runs its work in its own process.
         return {**self.__dict__, "client": None, "workers": 1}
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """The keys of the partition results used inside the ``with`` block (a family's
+        compute: a family reused in a later build uses them again, :meth:`use`)."""
+        found: set[str] = set()
+        self.recorded = found
+        try:
+            yield found
+        finally:
+            self.recorded = None
+
+    def use(self, keys: Collection[str]) -> None:
+        """Count ``keys`` as used by this build (those of a family it did not recompute)."""
+        self.used.update(keys)
 
     def parts(self) -> list[int]:
         return self.store.parts()
@@ -268,6 +289,9 @@ class Partitions:
             p: entry(Kind.PARTITION, name, str(p), self.store.keys[p], same or spec(p), memo.code)
             for p in chosen
         }
+        self.used.update(keys.values())
+        if self.recorded is not None:
+            self.recorded.update(keys.values())
         sides = {
             p: self._side_root(name) / f"p{p:05d}-{hashlib.sha256(k.encode()).hexdigest()[:24]}"
             for p, k in keys.items()
@@ -346,6 +370,36 @@ class Partitions:
         with fork_pool(min(self.workers, len(tasks))) as pool:
             submitted: list[Future[Any]] = [pool.submit(_run, t) for t in tasks]
             return [f.result() for f in submitted]
+
+
+#: The build cache's record of the partition results each output folder's last build used:
+#: folder → their keys.
+_USED = entry(Kind.PARTITIONS_USED)
+
+
+def drop_unused(store: BuildCache, folder: Path, used: Collection[str]) -> int:
+    """Delete the partition results the last build of ``folder`` used and this one did not
+    (``used``), unless the last build of another output folder on the same build cache used
+    them; then put ``used`` on the record. A folder that is no site any more (no
+    :data:`~site_builder.targets.OUTPUT_RECORD`) leaves the record, its results with it.
+    Results on no record (written before the record was kept) are left. Returns how many
+    were deleted.
+
+    Without it the build cache keeps every partition's result of every earlier tournament
+    and version: at 10× the demo, 43 MB more after each tournament."""
+    name = str(folder.resolve())
+    with store.transact():
+        record: dict[str, tuple[str, ...]] = dict(store.get(_USED) or {})
+        old = set(record.pop(name, ()))
+        for other in sorted(record):
+            if not (Path(other) / OUTPUT_RECORD).is_file():
+                old.update(record.pop(other))
+        stale = sorted(old.difference(used, *record.values()))
+        for key in stale:
+            store.delete(key)
+        record[name] = tuple(sorted(used))
+        store.set(_USED, record)
+    return len(stale)
 
 
 @contextlib.contextmanager

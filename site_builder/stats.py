@@ -39,6 +39,8 @@ class BuildStats:
     group_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     #: per-partition work of the families → partitions computed (not reused) this build
     partitions: dict[str, int] = field(default_factory=dict)
+    #: partition results of the last build deleted from the build cache (no build uses them)
+    partition_results_dropped: int = 0
 
 
 class Clock:

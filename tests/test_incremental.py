@@ -341,3 +341,50 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     gone = {p for p in removed.written.removed if p.startswith("players/")}
     assert gone and all(not (out / p).exists() for p in gone)
     assert _tree(out) == first_tree
+
+
+def test_partition_results_no_build_uses_are_deleted(tmp_path: Path) -> None:
+    """A build deletes the partition results its folder's last build used and it does not,
+    unless another site on the same build cache used them; a family it reuses keeps its
+    own."""
+    import diskcache
+
+    wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
+    content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:4]) + "\n"}, SETTINGS)
+    shutil.copytree(DATA / "small-site/analysis", content / "analysis")
+    cache, out, other = tmp_path / "cache", tmp_path / "out", tmp_path / "other"
+    quiet = {"progress": False, "echo": lambda s: None}
+    stray = "partition|written|before|the|record"
+
+    def results() -> set[str]:
+        with diskcache.Cache(str(build_cache_dir(cache))) as store:
+            return {k for k in store.iterkeys() if k.startswith("partition|")}
+
+    def of_quality(keys: set[str]) -> set[str]:
+        return {k for k in keys if ".quality.partition_quality|" in k}
+
+    build(content, out, _settings(content, SETTINGS), cache_dir=cache, **quiet)
+    with diskcache.Cache(str(build_cache_dir(cache))) as store:
+        store.set(stray, ("on no record",))
+    first = results()
+    q0 = of_quality(first)
+    assert q0 and len(first) > len(q0) + 1
+
+    # Another site on the same cache: every family reused, each with its partitions' keys.
+    again = build(content, other, _settings(content, SETTINGS), cache_dir=cache, **quiet)
+    assert again.recomputed == [] and again.partition_results_dropped == 0
+
+    # One family's settings: its new results; the old ones are the other site's.
+    quality = SETTINGS + "\n[quality]\nclip_cp = 250\n"
+    second = build(content, out, _settings(content, quality), cache_dir=cache, **quiet)
+    assert second.recomputed[0] == "quality" and second.partition_results_dropped == 0
+    q1 = of_quality(results()) - q0
+    assert q1 and results() == first | q1
+
+    # The other site is gone: what only it and this folder's last build used goes.
+    shutil.rmtree(other)
+    quality = SETTINGS + "\n[quality]\nclip_cp = 200\n"
+    third = build(content, out, _settings(content, quality), cache_dir=cache, **quiet)
+    q2 = of_quality(results()) - q0 - q1
+    assert q2 and third.partition_results_dropped == len(q0) + len(q1)
+    assert results() == (first - q0) | q2  # the reused families' and the stray one stay

@@ -115,12 +115,18 @@ class _Metrics:
             if memo is not None and memo["key"] == head["key"]:
                 site.state.results[fam.name] = memo["result"]
                 keys[fam.name] = memo["key"]
+                if site.partitions is not None:  # what its next compute may reuse
+                    site.partitions.use(head.get("partitions", ()))
                 return
         recording = _RecordingResults(site.state.results)
         site.state.results = recording
         clock = time.perf_counter()
+        partition_keys: set[str] = set()
         try:
-            result = fam.compute(site)
+            with contextlib.ExitStack() as scope:
+                if site.partitions is not None:
+                    partition_keys = scope.enter_context(site.partitions.recording())
+                result = fam.compute(site)
         finally:
             site.state.results = dict(recording)
             site.cache.forget_last_groups()
@@ -138,7 +144,12 @@ class _Metrics:
                 build_cache.set(slot, {"key": keys[fam.name], "result": result})
                 build_cache.set(
                     entry(Kind.FAMILY_KEY, fam.name),
-                    {"own": own, "deps": deps, "key": keys[fam.name]},
+                    {
+                        "own": own,
+                        "deps": deps,
+                        "key": keys[fam.name],
+                        "partitions": tuple(sorted(partition_keys)),
+                    },
                 )
 
 
