@@ -48,6 +48,9 @@ class Kind(StrEnum):
     UPDATE_HISTORY = "update-history"
     #: a rendered part of a page (a game's move table, a family's player block)
     FRAGMENT = "fragment"
+    #: the key of the fragment last made for a slot (a family's block of one player, a part
+    #: of one game's page): the fragment it replaces is deleted
+    FRAGMENT_SLOT = "fragment-slot"
     #: the pages written to an output folder, with their keys
     MANIFEST = "manifest"
     #: a game's analysed plies, and its move rows

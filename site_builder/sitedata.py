@@ -36,8 +36,9 @@ class BuildState:
     templates: str = ""
     #: The build's Jinja environment (set by the render phase; page parts are rendered with it)
     jinja: Any = field(default=None, repr=False)
-    #: Page fragments rendered in this build, for the build cache (see core_pages._fragment)
-    new_fragments: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Page fragments rendered in this build, for the build cache (see core_pages._fragment):
+    #: key → (the key of its slot's record, the fragment)
+    new_fragments: dict[str, tuple[str, Any]] = field(default_factory=dict, repr=False)
     #: game_id → the game's common table row (render.core_pages), made once per build
     game_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     #: game_id → that row as page keys hold it (render.writer.Digested)

@@ -388,3 +388,39 @@ def test_partition_results_no_build_uses_are_deleted(tmp_path: Path) -> None:
     q2 = of_quality(results()) - q0 - q1
     assert q2 and third.partition_results_dropped == len(q0) + len(q1)
     assert results() == (first - q0) | q2  # the reused families' and the stray one stay
+
+
+def test_a_fragment_made_again_replaces_the_last_one(tmp_path: Path) -> None:
+    """A player's block rendered again (the settings changed) replaces the block its slot
+    held in the build cache; parts that did not change (the games') stay."""
+    import diskcache
+
+    wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
+    content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:4]) + "\n"}, SETTINGS)
+    shutil.copytree(DATA / "small-site/analysis", content / "analysis")
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    quiet = {"progress": False, "echo": lambda s: None}
+
+    def fragments() -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        with diskcache.Cache(str(build_cache_dir(cache))) as store:
+            for k in store.iterkeys():
+                if k.startswith("fragment|"):
+                    found.setdefault(k.split("|")[1], set()).add(k)
+        return found
+
+    build(content, out, _settings(content, SETTINGS), cache_dir=cache, **quiet)
+    first = fragments()
+    blocks = {name for name in first if name.endswith("-player")}
+    assert "quality-player" in blocks and len(first["quality-player"]) == 2
+    assert len(first["partials/game_moves.html"]) == 4
+
+    quality = SETTINGS + "\n[quality]\nclip_cp = 250\n"
+    again = build(content, out, _settings(content, quality), cache_dir=cache, **quiet)
+    assert again.written is not None and again.written.rendered > 0
+    second = fragments()
+    assert second.keys() == first.keys()
+    for name in blocks:  # every block's key holds the settings' digest
+        assert len(second[name]) == len(first[name]) and not second[name] & first[name], name
+    for name in first.keys() - blocks:
+        assert second[name] == first[name], name

@@ -330,7 +330,7 @@ def _player_sections(
             parts = made()
         else:
             key = [fam.name, name, root, view, games_key, site.settings_digest, site.cache.code]
-            parts = _memo_fragment(site, f"{fam.name}-player", Digested(key).sha, made)
+            parts = _memo_fragment(site, f"{fam.name}-player", name, Digested(key).sha, made)
         out += [RenderedSection(title, Markup(html)) for title, html in parts]
     return out
 
@@ -528,7 +528,10 @@ def game_page(
     game_key = site.cache.game_keys.get(game.game_id)
     fragments: dict[str, Any] = {
         name: (
-            Deferred((name, game_key), functools.partial(_fragment, site, t, game_key, context))
+            Deferred(
+                (name, game_key),
+                functools.partial(_fragment, site, t, game.game_id, game_key, context),
+            )
             if game_key
             else render_fragment(t, context(), site.state.jinja)
         )
@@ -568,38 +571,52 @@ def game_page(
 _FRAGMENTS_HELD = 256
 
 
-def _memo_fragment(site: SiteData, name: str, key: str, make: Callable[[], T]) -> T:
+def _memo_fragment(site: SiteData, name: str, slot: str, key: str, make: Callable[[], T]) -> T:
     """``make()``, rendered HTML that depends on ``key`` only: kept in the build cache under
-    the key and the templates' digest, and made only when missing."""
+    the key and the templates' digest, and made only when missing. ``slot`` names what it
+    shows (a player, a game): a fragment made for a slot replaces the one made for it
+    before, which is deleted (:func:`store_fragments`)."""
     if not site.state.templates or site.cache.store is None:
         return make()
     entry = memo_entry(Kind.FRAGMENT, name, key, site.state.templates)
-    found = site.state.new_fragments.get(entry)
+    made = site.state.new_fragments.get(entry)
+    found: T | None = made[1] if made is not None else site.cache.store.get(entry)
     if found is None:
-        found = site.cache.store.get(entry)
-    if found is None:
-        found = site.state.new_fragments[entry] = make()
+        found = make()
+        site.state.new_fragments[entry] = (memo_entry(Kind.FRAGMENT_SLOT, name, slot), found)
         if len(site.state.new_fragments) >= _FRAGMENTS_HELD:
             store_fragments(site)
     return found
 
 
 def store_fragments(site: SiteData) -> None:
-    """The fragments rendered since the last call, into the build cache in one commit."""
-    if site.cache.store is not None and site.state.new_fragments:
-        with site.cache.store.transact():
-            for entry, html in site.state.new_fragments.items():
-                site.cache.store.set(entry, html)
+    """The fragments rendered since the last call, into the build cache in one commit; the
+    fragment each one's slot held before is deleted (it would stay for good: at 10x the
+    demo, 27 MB of blocks after each tournament). Another site on the same build cache that
+    still shows it renders it again when its page changes."""
+    store = site.cache.store
+    if store is not None and site.state.new_fragments:
+        with store.transact():
+            for entry, (slot, html) in site.state.new_fragments.items():
+                store.set(entry, html)
+                last = store.get(slot)
+                if isinstance(last, str) and last != entry and last.startswith("fragment|"):
+                    store.delete(last)
+                store.set(slot, entry)
     site.state.new_fragments.clear()
 
 
 def _fragment(
-    site: SiteData, template: str, key: str, context: Callable[[], dict[str, Any]]
+    site: SiteData, template: str, slot: str, key: str, context: Callable[[], dict[str, Any]]
 ) -> Markup:
     """``template`` rendered with ``context()``, which depends on ``key`` only (kept in the
     build cache as :func:`_memo_fragment` keeps it)."""
     html = _memo_fragment(
-        site, template, key, lambda: str(render_fragment(template, context(), site.state.jinja))
+        site,
+        template,
+        slot,
+        key,
+        lambda: str(render_fragment(template, context(), site.state.jinja)),
     )
     return Markup(html)
 
