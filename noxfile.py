@@ -20,7 +20,7 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", "site_builder", "tests", "bench", "noxfile.py", "tools")
-    session.run("ruff", "format", "--check", "--diff", "site_builder")
+    session.run("ruff", "format", "--check", "--diff", "site_builder", "tests", "bench")
 
 
 @nox.session

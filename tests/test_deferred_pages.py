@@ -202,9 +202,8 @@ def test_a_game_fragment_is_rendered_once_and_kept(small_site, tmp_path: Path) -
         return {"moves": [{"number": "1.", "san": "<e4>"}]}
 
     def fragment(site) -> str:  # type: ignore[no-untyped-def]
-        html = core_pages._fragment(site, "partials/game_moves.html", "game-key", context)
-        for entry, text in site.state.new_fragments.items():
-            site.cache.store.set(entry, text)  # as the build does after writing the site
+        html = core_pages._fragment(site, "partials/game_moves.html", "game-1", "game-key", context)
+        core_pages.store_fragments(site)  # as the build does after writing the site
         return str(html)
 
     with BuildCache(tmp_path / "memo") as memo:
