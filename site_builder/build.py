@@ -98,8 +98,9 @@ def protected_folders(content_dir: Path, cache_dir: Path) -> dict[str, Path]:
 
 
 def _legacy_files(manifest: dict[str, Any]) -> set[str]:
-    """The files a build of an earlier version (before the output record) wrote, as its
-    manifest in the build cache lists them: its pages, page sets and the assets."""
+    """The files a build of an earlier version (before the output record) wrote, as the
+    build cache lists them (its manifest, or since the pages' digests have an entry of their
+    own, that entry): its pages, page sets and the assets."""
     files = set(manifest.get("pages") or {})
     for _key, paths in (manifest.get("page_sets") or {}).values():
         files.update(paths)
@@ -130,11 +131,16 @@ def build(
         contextlib.ExitStack() as stack,
     ):
         manifest_key = entry(Kind.MANIFEST, str(output_dir.resolve()))
+        # The pages' digests (at 30x the demo, 170 MB as objects) are read by the render only.
+        rendered_key = entry(Kind.RENDERED, str(output_dir.resolve()))
         old = build_cache.get(manifest_key) or {}
         previous = set()
         if not analyse_only:
-            recorded = (output_dir / OUTPUT_RECORD).is_file()
-            previous = output_record(output_dir, WORK, None if recorded else _legacy_files(old))
+            legacy = None
+            if not (output_dir / OUTPUT_RECORD).is_file():
+                listed = old if "pages" in old else build_cache.get(rendered_key) or {}
+                legacy = _legacy_files(listed)
+            previous = output_record(output_dir, WORK, legacy)
         quick = None
         if not analyse_only:
             quick = quick_inputs(
@@ -186,8 +192,7 @@ def build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             build_cache.set(manifest_key, {**old, "quick": settled(quick, cache_dir)})
             return stats
-        # What the render compares with; the rest of the last manifest is not held.
-        old = {k: old[k] for k in ("pages", "page_sets") if k in old}
+        del old
         site.cache.store = build_cache
         if site.partitions is not None:  # the families' per-partition work
             site.partitions.workers = processes()
@@ -223,18 +228,21 @@ def build(
         # What changed since this output folder's last build (the "What's new" pages).
         news = advance(site, build_cache, output_dir)
         site.state.results["updates"] = news
+        last = build_cache.get(rendered_key) or {}
         result, rendered = render_site(
             site,
             families,
             output_dir,
-            old.get("pages"),
+            last.pop("pages", None),
             build_cache_dir(cache_dir) / "jinja",
-            old.get("page_sets"),
+            last.pop("page_sets", None),
             processes(),
             previous,
             NewWorkers(all_families, build_cache_dir(cache_dir)),
         )
-        build_cache.set(manifest_key, {**new, **rendered, "quick": settled(quick, cache_dir)})
+        with build_cache.transact():
+            build_cache.set(manifest_key, {**new, "quick": settled(quick, cache_dir)})
+            build_cache.set(rendered_key, rendered)
         keep(news, build_cache, output_dir)
         if site.partitions is not None:
             stats.partition_results_dropped = drop_unused(

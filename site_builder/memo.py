@@ -51,8 +51,10 @@ class Kind(StrEnum):
     #: the key of the fragment last made for a slot (a family's block of one player, a part
     #: of one game's page): the fragment it replaces is deleted
     FRAGMENT_SLOT = "fragment-slot"
-    #: the pages written to an output folder, with their keys
+    #: what an output folder's last build was made from (read at the start of a build)
     MANIFEST = "manifest"
+    #: the digests of the pages it wrote and its page sets' keys (read by the render only)
+    RENDERED = "rendered"
     #: a game's analysed plies, and its move rows
     PLIES = "plies"
     ROWS = "rows"

@@ -386,7 +386,7 @@ def drop_unused(store: BuildCache, folder: Path, used: Collection[str]) -> int:
     were deleted.
 
     Without it the build cache keeps every partition's result of every earlier tournament
-    and version: at 10× the demo, 43 MB more after each tournament."""
+    and version: at 10× the demo, about 14 MB more after each tournament."""
     name = str(folder.resolve())
     with store.transact():
         record: dict[str, tuple[str, ...]] = dict(store.get(_USED) or {})
