@@ -343,6 +343,14 @@ def test_scenario_add_a_real_tournament(tmp_path: Path, monkeypatch: pytest.Monk
     assert _tree(out) == first_tree
 
 
+def _cache_keys(cache: Path, kind: str) -> set[str]:
+    """The build cache's keys of one kind (``"partition"``, ``"fragment"``)."""
+    import diskcache
+
+    with diskcache.Cache(str(build_cache_dir(cache))) as store:
+        return {k for k in store.iterkeys() if k.startswith(f"{kind}|")}
+
+
 def test_partition_results_no_build_uses_are_deleted(tmp_path: Path) -> None:
     """A build deletes the partition results its folder's last build used and it does not,
     unless another site on the same build cache used them; a family it reuses keeps its
@@ -357,8 +365,7 @@ def test_partition_results_no_build_uses_are_deleted(tmp_path: Path) -> None:
     stray = "partition|written|before|the|record"
 
     def results() -> set[str]:
-        with diskcache.Cache(str(build_cache_dir(cache))) as store:
-            return {k for k in store.iterkeys() if k.startswith("partition|")}
+        return _cache_keys(cache, "partition")
 
     def of_quality(keys: set[str]) -> set[str]:
         return {k for k in keys if ".quality.partition_quality|" in k}
@@ -393,8 +400,6 @@ def test_partition_results_no_build_uses_are_deleted(tmp_path: Path) -> None:
 def test_a_fragment_made_again_replaces_the_last_one(tmp_path: Path) -> None:
     """A player's block rendered again (the settings changed) replaces the block its slot
     held in the build cache; parts that did not change (the games') stay."""
-    import diskcache
-
     wc = _split(DATA / "small-site/games/WorldChamp1886.pgn")
     content = make_content(tmp_path / "a", {"wc.pgn": "\n\n".join(wc[:4]) + "\n"}, SETTINGS)
     shutil.copytree(DATA / "small-site/analysis", content / "analysis")
@@ -403,10 +408,8 @@ def test_a_fragment_made_again_replaces_the_last_one(tmp_path: Path) -> None:
 
     def fragments() -> dict[str, set[str]]:
         found: dict[str, set[str]] = {}
-        with diskcache.Cache(str(build_cache_dir(cache))) as store:
-            for k in store.iterkeys():
-                if k.startswith("fragment|"):
-                    found.setdefault(k.split("|")[1], set()).add(k)
+        for k in _cache_keys(cache, "fragment"):
+            found.setdefault(k.split("|")[1], set()).add(k)
         return found
 
     build(content, out, _settings(content, SETTINGS), cache_dir=cache, **quiet)
