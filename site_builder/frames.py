@@ -149,6 +149,16 @@ class RecordIndex:
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def positions_by(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
+    """The row positions of each string value of ``column``, in row order (once per frame)."""
+    found: dict[str, np.ndarray] = memo_on(
+        frame,
+        f"indices|{column}",
+        lambda: {str(k): v for k, v in frame.groupby(column, sort=False).indices.items()},
+    )
+    return found
+
+
 def records_by(frame: pd.DataFrame, column: str) -> RecordIndex:
     """:func:`records` of ``frame`` grouped by the string value of ``column``, in row order;
     indexed once per frame, each group's rows made when asked for."""

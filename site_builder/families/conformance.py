@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import ConformanceSection
-from site_builder.frames import records
+from site_builder.frames import positions_by, records
 from site_builder.metrics import (
     complexity,
     conformance,
@@ -421,8 +421,8 @@ def compute(site: SiteData) -> ConformanceResult:
     champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
     wcc = [_wcc_row(site, models, m) for m in titles.matches]
     mae = _mae_rows(wcc)
-    # The δ spectra (most of the result's size: 30 MB on the demo) serve the head-to-head
-    # and the title-match rows only; they are not kept with the result.
+    # The δ spectra (and the gains they are made from) serve the head-to-head and the
+    # title-match rows only; they are not kept with the result.
     models.spectra = {}
 
     comp = _complexity(complexity_rows, pool, cfg, champions)
@@ -493,7 +493,12 @@ def _improved_elo(site: SiteData, player: str, before_months: float) -> float | 
     needed = {"player", "months", "order", "after", "started"}
     if not needed <= set(updates.columns):
         return None
-    mine = updates[updates["player"] == player]
+    # Read a player's rows through an index made once: a replicated corpus has thousands
+    # of title matches, and a scan of every update for each made the step quadratic.
+    at = positions_by(updates, "player").get(player)
+    if at is None:
+        return None
+    mine = updates.iloc[at]
     if "time_class" in mine.columns:
         mine = mine[mine["time_class"] == "classical"]
     if mine.empty or "Elo tag" not in set(mine["started"]):

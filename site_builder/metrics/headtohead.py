@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,9 +50,9 @@ class Models:
     white_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     black_exits: dict[Key, np.ndarray] = field(default_factory=dict)
     gain_model: gain.GainModel | None = None
-    #: Each player-year's δ spectrum, made when first read (:class:`Spectra`): only the
-    #: compared player-years and the title matches' read one.
-    spectra: dict[Key, np.ndarray] = field(default_factory=dict)
+    #: Each player-year's δ spectrum, made when read (:class:`Spectra`): only the compared
+    #: player-years and the title matches' read one.
+    spectra: Mapping[Key, np.ndarray] = field(default_factory=dict)
 
     @functools.cached_property
     def eligible(self) -> list[Key]:
@@ -270,18 +270,23 @@ def assemble(
     return models
 
 
-class Spectra(dict[Key, np.ndarray]):
-    """Player-year → its δ spectrum, computed when first read: an eligible player-year's
-    spectrum is a row of about 30,000 complex numbers, and most are never compared."""
+class Spectra(Mapping[Key, np.ndarray]):
+    """Player-year → its δ spectrum, made each time it is read and not kept: a spectrum is a
+    row of about 30,000 complex numbers (480 KB), made in about a millisecond, and a corpus
+    with thousands of title matches would otherwise hold one per player-year it compared."""
 
     def __init__(self, model: gain.GainModel, gains: dict[Key, np.ndarray]) -> None:
-        super().__init__()
         self.model = model
         self.gains = gains
 
-    def __missing__(self, key: Key) -> np.ndarray:
-        found = self[key] = self.model.spectrum(self.gains[key])
-        return found
+    def __getitem__(self, key: Key) -> np.ndarray:
+        return self.model.spectrum(self.gains[key])
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.gains)
+
+    def __len__(self) -> int:
+        return len(self.gains)
 
 
 @dataclass(frozen=True)

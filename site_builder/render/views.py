@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from site_builder.frames import memo_on, records_by, row_hashes_by
+from site_builder.frames import memo_on, positions_by, records_by, row_hashes_by
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,11 +54,7 @@ class Rows:
         """One column of the rows, read without making them records (for gathering a view)."""
         if self.frame.empty:
             return []
-        at = memo_on(
-            self.frame,
-            f"indices|{self.by}",
-            lambda: {str(k): v for k, v in self.frame.groupby(self.by, sort=False).indices.items()},
-        ).get(self.value)
+        at = positions_by(self.frame, self.by).get(self.value)
         if at is None:
             return []
         values = memo_on(self.frame, f"column|{column}", lambda: self.frame[column].to_numpy())
