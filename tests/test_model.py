@@ -89,3 +89,24 @@ def test_plies_and_records_pickle_their_values_and_read_the_earlier_list_layout(
         object.__new__(Ply).__setstate__((3, 2, False))  # type: ignore[attr-defined]
     with pytest.raises(dataclasses.FrozenInstanceError):
         earlier.ply = 4  # type: ignore[misc]
+
+
+def test_dates_and_filled_elos_read_the_earlier_list_layout() -> None:
+    """Dates and filled Elos (one or two a game, unpickled by every render worker) pickle
+    their values as a tuple and read a build cache written before (a list)."""
+    from site_builder.metrics.elo_fill import PlayerElo
+
+    date = PgnDate(1972, 7, None)
+    assert date.__getstate__() == (1972, 7, None)  # type: ignore[attr-defined]
+    assert pickle.loads(pickle.dumps(date)) == date
+    earlier = object.__new__(PgnDate)
+    earlier.__setstate__([1972, 7, None])  # type: ignore[attr-defined]
+    assert earlier == date and earlier.months == date.months and earlier < PgnDate(1972, 8)
+    elo = PlayerElo(2785, "g17")
+    assert pickle.loads(pickle.dumps(elo)) == elo and elo.filled
+    old = object.__new__(PlayerElo)
+    old.__setstate__([2785, "g17"])  # type: ignore[attr-defined]
+    assert old == elo
+    for blank in (object.__new__(PgnDate), object.__new__(PlayerElo)):
+        with pytest.raises(TypeError, match="another layout"):
+            blank.__setstate__({"year": 1972})  # type: ignore[attr-defined]

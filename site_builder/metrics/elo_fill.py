@@ -13,9 +13,10 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from site_builder.model import GameRecord, PgnDate
+from site_builder.model import GameRecord, PgnDate, refusing_other_layouts
 
 
+@refusing_other_layouts
 @dataclass(frozen=True, order=True, slots=True)
 class PlayerElo:
     """A player's Elo in one game: the game's own tag, or one filled from another game."""
