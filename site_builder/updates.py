@@ -537,14 +537,27 @@ def summary_lines(update: Update, movers: int = 3) -> list[str]:
 def to_json(value: Any) -> Any:
     """A snapshot or update as plain JSON data (tuples as lists; properties included for an
     update: its page path and whether the settings changed)."""
-    if isinstance(value, Update):
-        data = {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return {**data, "path": value.path, "settings_changed": value.settings_changed}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
-    return value
+    names = _field_names(type(value))
+    if names is None:
+        return value
+    data = {name: to_json(getattr(value, name)) for name in names}
+    if isinstance(value, Update):
+        return {**data, "path": value.path, "settings_changed": value.settings_changed}
+    return data
+
+
+#: The fields of each dataclass :func:`to_json` met (None: not a dataclass), looked up once a
+#: class: a snapshot holds a record of every game.
+_FIELD_NAMES: dict[type, tuple[str, ...] | None] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    if cls not in _FIELD_NAMES:
+        is_record = dataclasses.is_dataclass(cls)
+        _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) if is_record else None
+    return _FIELD_NAMES[cls]
 
 
 def history_json(history: Sequence[Update]) -> bytes:
