@@ -493,8 +493,8 @@ def _improved_elo(site: SiteData, player: str, before_months: float) -> float | 
     needed = {"player", "months", "order", "after", "started"}
     if not needed <= set(updates.columns):
         return None
-    # Read a player's rows through an index made once: a replicated corpus has thousands
-    # of title matches, and a scan of every update for each made the step quadratic.
+    # A player's rows through an index made once: a scan of every update for each title
+    # match made the step quadratic in a corpus with hundreds of matches.
     at = positions_by(updates, "player").get(player)
     if at is None:
         return None
