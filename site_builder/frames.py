@@ -3,6 +3,7 @@ calculations and the page builders alike)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
@@ -18,6 +19,12 @@ def plain(value: Any) -> Any:
     if hasattr(value, "item"):  # numpy scalar
         value = value.item()
     return value
+
+
+def shared(value: Any) -> Any:
+    """A string as one object for every table that holds it (a game id is in half a dozen
+    tables, a player's name in every one: at 30x, about 80 MB a process held as copies)."""
+    return sys.intern(value) if type(value) is str else value
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -76,8 +83,8 @@ class _Picker:
             self.boxed = True
         elif isinstance(dtype, pd.StringDtype):
             codes, uniques = pd.factorize(column, use_na_sentinel=True)
-            self.array = codes
-            self.labels = [plain(v) for v in uniques.tolist()]
+            self.array = codes.astype(np.int32) if len(uniques) < 2**31 else codes
+            self.labels = [shared(plain(v)) for v in uniques.tolist()]
             self.missing = plain(dtype.na_value)
         else:  # other extension types: taken from the array as records() reads it
             self.array = column.array
@@ -109,7 +116,7 @@ class RecordIndex:
         codes, uniques = pd.factorize(np.array(keys, dtype=object), sort=False)
         #: group → its number; the rows of group k are order[starts[k]:starts[k + 1]] (a
         #: dict: a page's key looks up many groups, one at a time)
-        self.index: dict[str, int] = {str(k): i for i, k in enumerate(uniques.tolist())}
+        self.index: dict[str, int] = {shared(str(k)): i for i, k in enumerate(uniques.tolist())}
         self.order = np.argsort(codes, kind="stable")
         self.starts = np.r_[0, np.cumsum(np.bincount(codes, minlength=len(uniques)))]
 
@@ -149,12 +156,20 @@ class RecordIndex:
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def column_array(column: pd.Series) -> np.ndarray[Any, Any]:
+    """The column as a numpy array, its strings :func:`shared`."""
+    values = column.to_numpy()
+    if values.dtype == object:
+        values = np.fromiter((shared(v) for v in values), dtype=object, count=len(values))
+    return values
+
+
 def positions_by(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
     """The row positions of each string value of ``column``, in row order (once per frame)."""
     found: dict[str, np.ndarray] = memo_on(
         frame,
         f"indices|{column}",
-        lambda: {str(k): v for k, v in frame.groupby(column, sort=False).indices.items()},
+        lambda: {shared(str(k)): v for k, v in frame.groupby(column, sort=False).indices.items()},
     )
     return found
 
@@ -179,7 +194,7 @@ def row_hashes_by(
         shown = frame if columns is None else frame[list(columns)]
         hashes = pd.util.hash_pandas_object(shown, index=False).to_numpy()
         return {
-            str(value): hashes[at].tobytes()
+            shared(str(value)): hashes[at].tobytes()
             for value, at in frame.groupby(column, sort=False).indices.items()
         }
 

@@ -39,9 +39,7 @@ class BuildState:
     #: Page fragments rendered in this build, for the build cache (see core_pages._fragment):
     #: key → (the key of its slot's record, the fragment)
     new_fragments: dict[str, tuple[str, Any]] = field(default_factory=dict, repr=False)
-    #: game_id → the game's common table row (render.core_pages), made once per build
-    game_rows: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
-    #: game_id → that row as page keys hold it (render.writer.Digested)
+    #: game_id → the digest of its common table row (render.core_pages), as page keys hold it
     game_row_keys: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -93,3 +93,13 @@ def test_a_new_edition_changes_the_view_of_a_player_it_does_not_list() -> None:
     rows = edition_pages.player_sections(after)[0].context["rows"]
     assert [r["label"] for r in rows] == ["Apr 2024", "Jan 2024"]
     assert rows[0]["cells"] == [None]
+
+
+def test_a_value_digested_and_not_held_pickles_as_one_held() -> None:
+    """A game's row in page keys is kept as its digest only (``Digested.only_digest``): the
+    same key as the row itself would give, without the row."""
+    row = {"game_id": "g1", "white": "A", "black": "B", "moves": 41, "elo": None}
+    kept = Digested.only_digest(dict(row))
+    assert kept.value is None
+    assert kept.sha == Digested(row).sha
+    assert pickle.dumps(kept) == pickle.dumps(Digested(row))

@@ -37,11 +37,8 @@ T = TypeVar("T")
 
 
 def _game_row(site: SiteData, game: GameRecord, player: str | None = None) -> dict[str, Any]:
-    """A game as a table row (a fresh dict), with the opponent's side when ``player`` is given.
-
-    The common part is made once per game and build (a game is listed on many pages).
-    """
-    row = dict(_base(site, game))
+    """A game as a table row (a fresh dict), with the opponent's side when ``player`` is given."""
+    row = _base_row(site, game)
     if player is not None:
         white = game.white == player
         row["colour"] = "White" if white else "Black"
@@ -63,19 +60,12 @@ def _games_of(site: SiteData) -> dict[str, list[GameRecord]]:
     return by_player
 
 
-def _base(site: SiteData, game: GameRecord) -> dict[str, Any]:
-    """The common part of a game's rows, made once per game and build (do not modify)."""
-    base = site.state.game_rows.get(game.game_id)
-    if base is None:
-        base = site.state.game_rows[game.game_id] = _base_row(site, game)
-    return base
-
-
 def _base_key(site: SiteData, game: GameRecord) -> Digested:
-    """:func:`_base` as page keys hold it: digested once per game and build."""
+    """:func:`_base_row` as page keys hold it: digested once per game and build, and only
+    the digest kept (a row for every game of a large site would be held until the end)."""
     found = site.state.game_row_keys.get(game.game_id)
     if found is None:
-        found = site.state.game_row_keys[game.game_id] = Digested(_base(site, game))
+        found = site.state.game_row_keys[game.game_id] = Digested.only_digest(_base_row(site, game))
     return found
 
 

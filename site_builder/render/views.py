@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from site_builder.frames import memo_on, positions_by, records_by, row_hashes_by
+from site_builder.frames import column_array, memo_on, positions_by, records_by, row_hashes_by
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +57,7 @@ class Rows:
         at = positions_by(self.frame, self.by).get(self.value)
         if at is None:
             return []
-        values = memo_on(self.frame, f"column|{column}", lambda: self.frame[column].to_numpy())
+        values = memo_on(self.frame, f"column|{column}", lambda: column_array(self.frame[column]))
         return list(values[at].tolist())
 
     def __len__(self) -> int:

@@ -76,6 +76,14 @@ class Digested:
         self.value = value
         self._sha: str | None = None
 
+    @classmethod
+    def only_digest(cls, value: Any) -> Digested:
+        """``value`` digested now, and not held."""
+        found = cls(value)
+        found._sha = hashlib.sha1(fast_pickle(value)).hexdigest()
+        found.value = None
+        return found
+
     @property
     def sha(self) -> str:
         if self._sha is None:
