@@ -190,7 +190,11 @@ def pool_map(work: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
 
 def release_free_memory() -> None:
     """Give the C library's freed heap back to the system (glibc's malloc_trim; nothing
-    elsewhere): Python's allocator frees, but the heap keeps what was freed at its top."""
+    elsewhere): Python's allocator frees, but the heap keeps what was freed at its top.
+    Arrow's memory pool (mimalloc) gives back what it keeps for reuse too."""
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None).malloc_trim(0)

