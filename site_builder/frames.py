@@ -23,7 +23,7 @@ def plain(value: Any) -> Any:
 
 def shared(value: Any) -> Any:
     """A string as one object for every table that holds it (a game id is in half a dozen
-    tables, a player's name in every one: at 30x, about 80 MB a process held as copies)."""
+    tables, a player's name in every one), not a copy a table."""
     return sys.intern(value) if type(value) is str else value
 
 
