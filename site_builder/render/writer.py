@@ -80,7 +80,7 @@ class Digested:
     def only_digest(cls, value: Any) -> Digested:
         """``value`` digested now, and not held."""
         found = cls(value)
-        found._sha = hashlib.sha1(fast_pickle(value)).hexdigest()
+        _ = found.sha
         found.value = None
         return found
 
