@@ -60,3 +60,43 @@ def test_player_table_correlations_groups_and_thresholds() -> None:
     assert table.loc["Champions", "moves"] == 250
     assert table.loc["All", "moves"] == 300
     assert list(table.index) == ["A", "B", "Champions", "All"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.just(math.nan), st.floats(-5, 5)),
+            st.one_of(st.just(math.nan), st.floats(0, 500)),
+            st.floats(0, 900),
+            st.integers(2, 20),
+        ),
+        max_size=40,
+    )
+)
+def test_a_row_of_arrays_is_the_row_of_a_table_to_the_bit(
+    moves: list[tuple[float, float, float, int]],
+) -> None:
+    # The groups' rows are made from the pooled arrays (no table of every move); they must
+    # give exactly the row the same moves give as a table: NaNs skipped, the same order.
+    delta = np.array([m[0] for m in moves], dtype=float)
+    stability = np.array([m[1] for m in moves], dtype=float)
+    value = np.array([m[2] for m in moves], dtype=float)
+    depth = np.array([float(m[3]) for m in moves], dtype=float)
+    value[np.isnan(stability)] = depth[np.isnan(stability)] = math.nan
+    indicators = {
+        "stability": stability,
+        "jump_value": value,
+        "jump_depth": depth,
+        "jump_product": value * depth,
+    }
+    table = pd.DataFrame({"delta": delta, **indicators})
+    by_table = complexity.player_row("All", "group", table, 3)
+    by_arrays = complexity.moves_row("All", "group", delta, indicators, 3)
+    assert by_table.keys() == by_arrays.keys()
+    for key, value_of_table in by_table.items():
+        got = by_arrays[key]
+        if isinstance(value_of_table, float) and math.isnan(value_of_table):
+            assert isinstance(got, float) and math.isnan(got), key
+        else:
+            assert got == value_of_table, key

@@ -97,3 +97,39 @@ def test_partitions_on_a_dask_cluster_give_the_same_result(small_site: Any, tmp_
         cluster.client = client  # the workers read the store's folder
         _same(one, conformance.compute(dataclasses.replace(small_site, partitions=cluster)))
     assert cluster.computed == {f"{conformance.__name__}.partition_share": 5}
+
+
+def test_the_pool_takes_each_column_out_of_the_partitions() -> None:
+    # The pooled moves are the build's only copy: each partition's columns are taken out as
+    # they are pooled, and the pool is in move-table order (game, ply) across partitions.
+    from site_builder.families import conformance
+    from site_builder.metrics import headtohead
+
+    def share(games: list[str], game: list[int], ply: list[int], raw: list[float]) -> Any:
+        n = len(game)
+        moves = {name: np.zeros(n) for name in conformance.POOLED}
+        moves["raw"] = np.array(raw)
+        moves["bins"] = np.zeros((n, 3), dtype=np.int8)
+        return conformance.PartitionShare(
+            counts={},
+            players=headtohead.PlayerYears(pd.DataFrame(), np.zeros(1), np.zeros(1)),
+            complexity=[],
+            games=np.array(games, dtype=object),
+            movers=np.array(["A"], dtype=object),
+            game=np.array(game, dtype=np.int32),
+            mover=np.zeros(n, dtype=np.int32),
+            ply=np.array(ply, dtype=np.int32),
+            moves=moves,
+        )
+
+    parts = [
+        share(["g1", "g2"], [1, 0, 0], [3, 1, 5], [2.0, 1.0, 3.0]),
+        share(["g1"], [0], [2], [4.0]),
+    ]
+    pool = conformance._pool(parts)
+    assert all(p.moves == {} for p in parts)
+    assert list(pool.games) == ["g1", "g2"]
+    # g1: plies 1 and 5 (first part), 2 (second); g2: ply 3
+    assert pool.moves["raw"].tolist() == [1.0, 4.0, 3.0, 2.0]
+    assert pool.game.tolist() == [0, 0, 0, 1]
+    assert set(pool.moves) == set(conformance.POOLED)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import ConformanceSection
+from site_builder.forked import release_free_memory
 from site_builder.frames import positions_by, records
 from site_builder.metrics import (
     complexity,
@@ -212,6 +213,12 @@ MOVE_COLUMNS = (
 )
 
 
+#: The per-move columns of :class:`PartitionShare` that the global steps pool: raw conformance
+#: and e_best (pawns), the bins of KINDS (one column each), the side, and the complexity
+#: indicators (the jump product is value × depth).
+POOLED = ("white", "raw", "e_best", "bins", "stability", "jump_value", "jump_depth")
+
+
 @dataclass(frozen=True)
 class PartitionShare:
     """One partition's share of the family: per player(-year) summaries, and per counted move
@@ -225,19 +232,13 @@ class PartitionShare:
     #: the counted moves' games (sorted) and movers (sorted)
     games: np.ndarray
     movers: np.ndarray
-    #: per counted move: its game and mover (positions in ``games``, ``movers``), ply, side
+    #: per counted move: its game and mover (positions in ``games``, ``movers``), ply
     game: np.ndarray
     mover: np.ndarray
     ply: np.ndarray
-    white: np.ndarray
-    #: raw conformance and e_best (pawns), bins of KINDS (one column each)
-    raw: np.ndarray
-    e_best: np.ndarray
-    bins: np.ndarray
-    #: complexity indicators (the jump product is value × depth)
-    stability: np.ndarray
-    jump_value: np.ndarray
-    jump_depth: np.ndarray
+    #: per counted move, the columns of POOLED, by name; the pool takes them out one column
+    #: at a time (:func:`_pool`), so the build never holds them twice
+    moves: dict[str, np.ndarray]
 
 
 def partition_share(rows: pd.DataFrame, cfg: ConformanceSection) -> PartitionShare:
@@ -272,20 +273,22 @@ def partition_share(rows: pd.DataFrame, cfg: ConformanceSection) -> PartitionSha
         game=game.astype(np.int32),
         mover=mover.astype(np.int32),
         ply=conf["ply"].to_numpy(dtype=np.int32),
-        white=conf["white"].to_numpy(dtype=bool),
-        raw=conf["raw"].to_numpy(dtype=float),
-        e_best=conf["e_best"].to_numpy(dtype=float),
-        bins=np.column_stack([conf[f"bin_{k}"].to_numpy(dtype=np.int8) for k in KINDS]).reshape(
-            -1, len(KINDS)
-        ),
-        stability=frame["stability"].to_numpy(dtype=float),
-        # |Δ| of clipped integer scores and a depth: exact in 32 bits
-        jump_value=frame["jump_value"].to_numpy(dtype=np.float32),
-        jump_depth=frame["jump_depth"].to_numpy(dtype=np.float32),
+        moves={
+            "white": conf["white"].to_numpy(dtype=bool),
+            "raw": conf["raw"].to_numpy(dtype=float),
+            "e_best": conf["e_best"].to_numpy(dtype=float),
+            "bins": np.column_stack(
+                [conf[f"bin_{k}"].to_numpy(dtype=np.int8) for k in KINDS]
+            ).reshape(-1, len(KINDS)),
+            "stability": frame["stability"].to_numpy(dtype=float),
+            # |Δ| of clipped integer scores and a depth: exact in 32 bits
+            "jump_value": frame["jump_value"].to_numpy(dtype=np.float32),
+            "jump_depth": frame["jump_depth"].to_numpy(dtype=np.float32),
+        },
     )
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Pooled:
     """The counted moves of every partition, in move-table order (game_id, ply)."""
 
@@ -293,35 +296,21 @@ class _Pooled:
     movers: np.ndarray
     game: np.ndarray
     mover: np.ndarray
-    white: np.ndarray
-    raw: np.ndarray
-    e_best: np.ndarray
-    bins: np.ndarray
-    stability: np.ndarray
-    jump_value: np.ndarray
-    jump_depth: np.ndarray
+    #: the columns of POOLED, by name; the complexity rows take out theirs once made
+    moves: dict[str, np.ndarray]
 
 
 def _pool(parts: list[PartitionShare]) -> _Pooled:
+    """The parts' counted moves pooled; takes each part's POOLED columns out of it."""
     games = np.unique(np.concatenate([p.games for p in parts]))
     movers = np.unique(np.concatenate([p.movers for p in parts]))
     game = np.concatenate([np.searchsorted(games, p.games)[p.game] for p in parts])
     mover = np.concatenate([np.searchsorted(movers, p.movers)[p.mover] for p in parts])
     order = np.lexsort((np.concatenate([p.ply for p in parts]), game))
-
-    def pooled(name: str) -> np.ndarray:
-        return np.concatenate([getattr(p, name) for p in parts])[order]
-
-    return _Pooled(
-        games,
-        movers,
-        game[order],
-        mover[order],
-        *(
-            pooled(n)
-            for n in ("white", "raw", "e_best", "bins", "stability", "jump_value", "jump_depth")
-        ),
-    )
+    moves = {}
+    for name in POOLED:
+        moves[name] = np.concatenate([p.moves.pop(name) for p in parts])[order]
+    return _Pooled(games, movers, game[order], mover[order], moves)
 
 
 def _frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -344,7 +333,8 @@ def _move_index(pool: _Pooled, results: dict[str, float]) -> conformance.MoveInd
     ids = sorted(set(pool.games.tolist()) & set(results))
     at = pd.Index(ids, dtype=object).get_indexer(pd.Index(pool.games, dtype=object))
     result = np.array([2 * results[g] - 1 for g in ids], dtype=float)
-    return conformance.MoveIndex(ids, at[pool.game], np.where(pool.white, 0, 1), result)
+    white = pool.moves.pop("white")
+    return conformance.MoveIndex(ids, at[pool.game], np.where(white, 0, 1), result)
 
 
 def compute(site: SiteData) -> ConformanceResult:
@@ -360,15 +350,30 @@ def compute(site: SiteData) -> ConformanceResult:
     )
     pool = _pool(parts)
     del parts  # the moves are in the pool now
+    release_free_memory()  # what the parts' columns held, before the pool's copies are made
+    titles = titlematches.title_matches(
+        site.games,
+        site.settings.content.games,
+        cfg.title_folders,
+        cfg.title_events,
+        cfg.title_exclude,
+        cfg.forfeit_max_plies,
+    )
+    champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
+    comp = _complexity(complexity_rows, pool, cfg, champions)
     results = _results(site)
     index = _move_index(pool, results)
-    shares = {k: conformance.shares_from_bins(index, pool.bins[:, i]) for i, k in enumerate(KINDS)}
+    bins = pool.moves.pop("bins")
+    shares = {k: conformance.shares_from_bins(index, bins[:, i]) for i, k in enumerate(KINDS)}
+    del bins
     curves = [
         _curve("raw", "raw", shares["raw"]),
         _curve("gb", f"Guid–Bratko (|e| ≤ {cfg.gb_limit_pawns:g})", shares["gb"]),
         _curve("ponderated", f"ponderated k1={cfg.k1:g}, k2={cfg.k2:g}", shares["ponderated"]),
     ]
-    raw, e_best = pool.raw, pool.e_best
+    main = shares[cfg.predictor_kind]
+    del shares  # per game: only the predictor's kind is read again
+    raw, e_best = pool.moves.pop("raw"), pool.moves.pop("e_best")
     if (cfg.k1, cfg.k2) != SEED_K:
         seed_bins = conformance.bin_of(conformance.ponderate(raw, e_best, *SEED_K))
         curves.append(
@@ -379,7 +384,6 @@ def compute(site: SiteData) -> ConformanceResult:
             )
         )
     col = round(cfg.predictor_x * 10)
-    main = shares[cfg.predictor_kind]
     fit: LineFit | None = None
     ponderation = None
     if len(main.result) < cfg.min_fit_games:
@@ -410,22 +414,12 @@ def compute(site: SiteData) -> ConformanceResult:
     best = headtohead.best_years(h2h)
     best_keys, best_matrix = headtohead.best_year_matrix(h2h, best)
 
-    titles = titlematches.title_matches(
-        site.games,
-        site.settings.content.games,
-        cfg.title_folders,
-        cfg.title_events,
-        cfg.title_exclude,
-        cfg.forfeit_max_plies,
-    )
-    champions = {m.player_a for m in titles.matches} | {m.player_b for m in titles.matches}
     wcc = [_wcc_row(site, models, m) for m in titles.matches]
     mae = _mae_rows(wcc)
     # The δ spectra (and the gains they are made from) serve the head-to-head and the
     # title-match rows only; they are not kept with the result.
     models.spectra = {}
 
-    comp = _complexity(complexity_rows, pool, cfg, champions)
     strength = _strength_table(models.years, q, r_cum, cfg, champions)
     return ConformanceResult(
         cfg,
@@ -457,18 +451,25 @@ def _complexity(
     champions: set[str],
 ) -> pd.DataFrame:
     """The players' rows (from their partitions), then the groups' and "All" over the
-    pooled moves."""
-    value = pool.jump_value.astype(float)
-    depth = pool.jump_depth.astype(float)
-    frame = pd.DataFrame(
-        {
-            "stability": pool.stability,
-            "jump_value": value,
-            "jump_depth": depth,
-            "jump_product": value * depth,
-            "delta": pool.raw,
+    pooled moves, whose complexity columns it takes out of the pool."""
+    delta = pool.moves["raw"]
+    stability = pool.moves.pop("stability")
+    value = pool.moves.pop("jump_value").astype(float)
+    depth = pool.moves.pop("jump_depth").astype(float)
+
+    def row(label: str, members: np.ndarray | None) -> dict[str, object]:
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a if members is None else a[members]
+
+        v, d = pick(value), pick(depth)
+        indicators = {
+            "stability": pick(stability),
+            "jump_value": v,
+            "jump_depth": d,
+            "jump_product": v * d,
         }
-    )
+        return complexity.moves_row(label, "group", pick(delta), indicators, cfg.min_moves)
+
     rows = list(players)
     groups: dict[str, np.ndarray] = {}
     if champions:
@@ -476,8 +477,8 @@ def _complexity(
         groups["Title-match players"] = title
         groups["Others"] = ~title
     for label, members in sorted(groups.items()):
-        rows.append(complexity.player_row(label, "group", frame[members], cfg.min_moves))
-    rows.append(complexity.player_row("All", "group", frame, cfg.min_moves))
+        rows.append(row(label, members))
+    rows.append(row("All", None))
     return pd.DataFrame(rows, columns=complexity.TABLE_COLUMNS)
 
 

@@ -13,7 +13,7 @@ Each is correlated (Pearson's ρ) with the move's error δ, per player.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import chain
 
 import numpy as np
@@ -68,10 +68,18 @@ def move_indicators(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
 
 def correlations(frame: pd.DataFrame, error: str = "delta") -> dict[str, float]:
     """Pearson ρ of each indicator with the error over the given moves."""
+    return _correlations(
+        frame[error].to_numpy(dtype=float),
+        {name: frame[name].to_numpy(dtype=float) for name in INDICATORS},
+    )
+
+
+def _correlations(delta: np.ndarray, indicators: Mapping[str, np.ndarray]) -> dict[str, float]:
     out = {}
     for name in INDICATORS:
-        ok = frame[[name, error]].dropna()
-        out[name] = pearson(ok[name].to_numpy(dtype=float), ok[error].to_numpy(dtype=float))
+        x = indicators[name]
+        ok = ~(np.isnan(x) | np.isnan(delta))
+        out[name] = pearson(x[ok], delta[ok])
     return out
 
 
@@ -80,15 +88,34 @@ TABLE_COLUMNS = ["player", "kind", "moves", "mean_delta", "mean_stability", *IND
 
 def player_row(label: str, kind: str, part: pd.DataFrame, min_moves: int) -> dict[str, object]:
     """One row of :func:`player_table`: the moves of a player or a group of players."""
-    n = len(part)
+    return moves_row(
+        label,
+        kind,
+        part["delta"].to_numpy(dtype=float),
+        {name: part[name].to_numpy(dtype=float) for name in INDICATORS},
+        min_moves,
+    )
+
+
+def moves_row(
+    label: str,
+    kind: str,
+    delta: np.ndarray,
+    indicators: Mapping[str, np.ndarray],
+    min_moves: int,
+) -> dict[str, object]:
+    """:func:`player_row` of moves given as arrays: each move's error δ and indicators."""
+    n = len(delta)
+    stability = indicators["stability"]
     item: dict[str, object] = {
         "player": label,
         "kind": kind,
         "moves": n,
-        "mean_delta": float(part["delta"].mean()) if n else math.nan,
-        "mean_stability": float(part["stability"].mean()) if n else math.nan,
+        # pandas' means (NaN skipped), as over a table's columns
+        "mean_delta": float(pd.Series(delta, copy=False).mean()) if n else math.nan,
+        "mean_stability": float(pd.Series(stability, copy=False).mean()) if n else math.nan,
     }
-    scored = int(part["stability"].notna().sum()) if n else 0
+    scored = int(np.count_nonzero(~np.isnan(stability))) if n else 0
     if n and not scored:
         item.update(dict.fromkeys(INDICATORS, math.nan))
         item["status"] = (
@@ -98,7 +125,7 @@ def player_row(label: str, kind: str, part: pd.DataFrame, min_moves: int) -> dic
         item.update(dict.fromkeys(INDICATORS, math.nan))
         item["status"] = f"n/a: {scored} moves with per-depth scores, at least {min_moves} needed"
     else:
-        item.update(correlations(part))
+        item.update(_correlations(delta, indicators))
         item["status"] = ""
     return item
 
