@@ -296,7 +296,7 @@ class _Pooled:
     movers: np.ndarray
     game: np.ndarray
     mover: np.ndarray
-    #: the columns of POOLED, by name; the complexity rows take out theirs once made
+    #: the columns of POOLED, by name; each step takes out those it is the last to read
     moves: dict[str, np.ndarray]
 
 

@@ -66,15 +66,8 @@ def move_indicators(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
     return pd.DataFrame(out, columns=list(INDICATORS), index=moves.index)
 
 
-def correlations(frame: pd.DataFrame, error: str = "delta") -> dict[str, float]:
-    """Pearson ρ of each indicator with the error over the given moves."""
-    return _correlations(
-        frame[error].to_numpy(dtype=float),
-        {name: frame[name].to_numpy(dtype=float) for name in INDICATORS},
-    )
-
-
-def _correlations(delta: np.ndarray, indicators: Mapping[str, np.ndarray]) -> dict[str, float]:
+def correlations(delta: np.ndarray, indicators: Mapping[str, np.ndarray]) -> dict[str, float]:
+    """Pearson ρ of each indicator with the error δ over the moves where both are known."""
     out = {}
     for name in INDICATORS:
         x = indicators[name]
@@ -125,7 +118,7 @@ def moves_row(
         item.update(dict.fromkeys(INDICATORS, math.nan))
         item["status"] = f"n/a: {scored} moves with per-depth scores, at least {min_moves} needed"
     else:
-        item.update(_correlations(delta, indicators))
+        item.update(correlations(delta, indicators))
         item["status"] = ""
     return item
 
