@@ -68,10 +68,11 @@ def move_indicators(moves: pd.DataFrame, clip_cp: float) -> pd.DataFrame:
 
 def correlations(delta: np.ndarray, indicators: Mapping[str, np.ndarray]) -> dict[str, float]:
     """Pearson ρ of each indicator with the error δ over the moves where both are known."""
+    known = ~np.isnan(delta)  # once, not once an indicator (2.8 million moves at 30x)
     out = {}
     for name in INDICATORS:
         x = indicators[name]
-        ok = ~(np.isnan(x) | np.isnan(delta))
+        ok = known & ~np.isnan(x)
         out[name] = pearson(x[ok], delta[ok])
     return out
 
