@@ -11,7 +11,7 @@ import pytest
 
 from site_builder.analysis import exchange
 from site_builder.analysis.cache import EvalCache
-from site_builder.analysis.spec import AnalysisSpec, pv_key
+from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 from site_builder.analysis.stage import prepare
 from site_builder.config import load_settings
 from site_builder.families.quality import compute as quality
@@ -112,3 +112,20 @@ def test_spec_key_changes_with_every_setting() -> None:
         ]
     }
     assert len(keys) == 7
+
+
+def test_lookup_prefers_the_engines_own_answer_to_an_imported_one(tmp_path: Path) -> None:
+    """Each spec's keys are made once per cache; the order stays: the engine's own entry,
+    then the imported one; a spec of imported evaluations reads only those."""
+    own = AnalysisSpec("Stockfish 15.1", 6, 0, 10, 16, 1, binary="abc")
+    other = AnalysisSpec("Stockfish 15.1", 8, 0, 10, 16, 1, binary="abc")
+    position = "8/8/8/8/8/8/8/K1k5 w - -"
+    with EvalCache(tmp_path / "c") as cache:
+        cache.put_many({pv_key(own.imported(), position): {"lines": [["a1a2", 0]]}})
+        assert cache.lookup(own, position) == {"lines": [["a1a2", 0]]}
+        cache.put_many({pv_key(own, position): {"lines": [["a1b1", 5]]}})
+        assert cache.lookup(own, position) == {"lines": [["a1b1", 5]]}
+        assert cache.lookup(own.imported(), position) == {"lines": [["a1a2", 0]]}
+        assert cache.lookup(other, position) is None  # another depth: other keys
+        cache.put_many({move_key(other.imported(), position, "a1b2"): {"score": 3}})
+        assert cache.lookup(other, position, "a1b2") == {"score": 3}

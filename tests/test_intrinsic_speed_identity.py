@@ -358,3 +358,17 @@ def test_spreads_of_no_turn() -> None:
     new, old = I.turn_stats(sp, 0.1, 0.5), old_turn_stats(sp, 0.1, 0.5)
     for f in ("ups", "log_p", "p_first", "ad_p", "p"):
         assert same_bits(getattr(new, f), getattr(old, f)), f
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 60), st.booleans(), st.integers(0, 2**32 - 1))
+def test_percentile_score_in_place_is_the_formula(
+    resamples: int, agents: int, scalar: bool, seed: int
+) -> None:
+    """The bootstrap's score, computed in place, is ``((Σups/n − q)²).sum()`` to the bit,
+    for an array of turn counts (the bootstrap's) or one count (a fit's objective)."""
+    rng = np.random.default_rng(seed)
+    up = rng.uniform(0, 400, (resamples, agents, len(I.QUANTILES)))
+    n = 37.0 if scalar else rng.integers(1, 400, (resamples, agents)).astype(float)
+    plain = ((up / np.asarray(n)[..., None] - I.QUANTILES) ** 2).sum(axis=-1)
+    assert same_bits(I.percentile_score(up, n), plain)

@@ -79,6 +79,8 @@ class EvalCache:
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self._id: str | None = None
+        #: spec → the keys :meth:`lookup` reads under, in order (made once, not per position)
+        self._lookup_keys: dict[AnalysisSpec, tuple[str, ...]] = {}
         try:
             self._cache = diskcache.Cache(str(directory), **_SETTINGS)
         except sqlite3.DatabaseError as exc:
@@ -106,8 +108,12 @@ class EvalCache:
     def lookup(self, spec: AnalysisSpec, position: str, uci: str | None = None) -> Any:
         """A position's lines (or the played move ``uci``'s score) for ``spec``: the
         engine's own answer first, else one imported from an analysis file."""
-        for s in (spec,) if spec.binary == IMPORTED else (spec, spec.imported()):
-            value = self.get(pv_key(s, position) if uci is None else move_key(s, position, uci))
+        keys = self._lookup_keys.get(spec)
+        if keys is None:
+            specs = (spec,) if spec.binary == IMPORTED else (spec, spec.imported())
+            keys = self._lookup_keys[spec] = tuple(s.key for s in specs)
+        for key in keys:
+            value = self.get(pv_key(key, position) if uci is None else move_key(key, position, uci))
             if value is not None:
                 return value
         return None

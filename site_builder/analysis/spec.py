@@ -132,9 +132,11 @@ def board_from_key(key: str) -> chess.Board:
     return chess.Board(f"{epd} {clock} 1")
 
 
-def pv_key(spec: AnalysisSpec, position: str) -> str:
-    return f"pv|{spec.key}|{position}"
+def pv_key(spec: AnalysisSpec | str, position: str) -> str:
+    """The key of a position's lines (``spec``: the spec or its :attr:`~AnalysisSpec.key`)."""
+    return f"pv|{spec if isinstance(spec, str) else spec.key}|{position}"
 
 
-def move_key(spec: AnalysisSpec, position: str, uci: str) -> str:
-    return f"mv|{spec.key}|{position}|{uci}"
+def move_key(spec: AnalysisSpec | str, position: str, uci: str) -> str:
+    """The key of one move's score in a position (``spec`` as in :func:`pv_key`)."""
+    return f"mv|{spec if isinstance(spec, str) else spec.key}|{position}|{uci}"

@@ -503,9 +503,12 @@ def _line_stats(ln: _Lines, p: FloatArray) -> tuple[FloatArray, FloatArray, Floa
     return _ups(before, 1.0 - after), log_p, ad_p
 
 
-def turn_stats(sp: Spreads, s: float, c: float, p: FloatArray | None = None) -> TurnStats:
-    """The per-turn statistics of agent ``(s, c)`` (``p``: its probabilities, if known)."""
-    ln = _lines_of(sp)
+def turn_stats(
+    sp: Spreads, s: float, c: float, p: FloatArray | None = None, ln: _Lines | None = None
+) -> TurnStats:
+    """The per-turn statistics of agent ``(s, c)`` (``p``: its probabilities, if known; ``ln``:
+    ``_lines_of(sp)``, if made already: a fit evaluates many agents on the same turns)."""
+    ln = _lines_of(sp) if ln is None else ln
     p_lines = _solve_lines(ln, s, c)[0] if p is None else np.ascontiguousarray(p.T)
     ups, log_p, ad_p = _line_stats(ln, p_lines)
     p = np.ascontiguousarray(p_lines.T) if p is None else p
@@ -519,7 +522,9 @@ def turn_stats(sp: Spreads, s: float, c: float, p: FloatArray | None = None) -> 
 def percentile_score(up_sum: FloatArray, n: FloatArray | float) -> FloatArray:
     """``Σ_q (R_q − q)²`` from summed ups (… × quantiles) and turn counts."""
     r = up_sum / np.asarray(n, dtype=float)[..., None]
-    return np.asarray(((r - QUANTILES) ** 2).sum(axis=-1), dtype=float)
+    r -= QUANTILES  # in place: the bootstrap's (resamples × agents × quantiles) is large
+    np.square(r, out=r)
+    return np.asarray(r.sum(axis=-1), dtype=float)
 
 
 def mm_ad_score(
@@ -531,8 +536,12 @@ def mm_ad_score(
     return np.asarray(((p_first - matches) / mm_a) ** 2 + ((ad_p - ad_a) / ad) ** 2, dtype=float)
 
 
-def objective(sp: Spreads, s: float, c: float, method: str) -> float:
-    st = turn_stats(sp, s, c)
+def objective(sp: Spreads, s: float, c: float, method: str, ln: _Lines | None = None) -> float:
+    return _score(sp, turn_stats(sp, s, c, ln=ln), method)
+
+
+def _score(sp: Spreads, st: TurnStats, method: str) -> float:
+    """The method's objective from the agent's per-turn statistics ``st``."""
     n = float(len(sp))
     if method == "percentile":
         return float(percentile_score(st.ups.sum(axis=0), n))
@@ -573,8 +582,10 @@ class Fit:
     outside: float  #: share of turns whose played move was outside the listed lines
 
 
-def describe_fit(sp: Spreads, s: float, c: float, method: str, lines: int) -> Fit:
-    st = turn_stats(sp, s, c)
+def describe_fit(
+    sp: Spreads, s: float, c: float, method: str, lines: int, ln: _Lines | None = None
+) -> Fit:
+    st = turn_stats(sp, s, c, ln=ln)
     n = len(sp)
     width = min(lines, sp.lines)
     projected = st.p[:, :width].mean(axis=0)
@@ -589,7 +600,7 @@ def describe_fit(sp: Spreads, s: float, c: float, method: str, lines: int) -> Fi
         ad_p=float(st.ad_p.mean()),
         ad_a=float(sp.delta_played.mean()),
         q_fit=float(10_000 * np.mean((projected - actual) ** 2)),
-        score=objective(sp, s, c, method),
+        score=_score(sp, st, method),
         projected=tuple(float(x) for x in projected),
         actual=tuple(float(x) for x in actual),
         outside=float((sp.played >= width).mean()),
@@ -600,10 +611,10 @@ _S_START = (0.05, 0.15, 0.4)
 _C_START = (0.4, 0.7, 1.2)
 
 
-def residuals(sp: Spreads, s: float, c: float, method: str) -> FloatArray:
+def residuals(sp: Spreads, s: float, c: float, method: str, ln: _Lines | None = None) -> FloatArray:
     """The misfits whose squares the percentile and mm/ad methods minimise: ``R_q − q`` for
     every q, or the relative misses of mm and ad."""
-    st = turn_stats(sp, s, c)
+    st = turn_stats(sp, s, c, ln=ln)
     n = float(len(sp))
     if method == "percentile":
         return np.asarray(st.ups.sum(axis=0) / n - QUANTILES, dtype=float)
@@ -624,8 +635,9 @@ def fit_agent(sp: Spreads, method: str = "percentile", lines: int = 10) -> Fit:
         raise ValueError("fit_agent needs at least one turn")
     if method not in METHODS:
         raise ValueError(f"fit method {method!r}: use one of {', '.join(METHODS)}")
+    ln = _lines_of(sp)
     best = min(
-        ((objective(sp, s, c, method), s, c) for s in _S_START for c in _C_START),
+        ((objective(sp, s, c, method, ln), s, c) for s in _S_START for c in _C_START),
         key=lambda t: t[0],
     )
     x0 = np.array([math.log(best[1]), best[2]])
@@ -633,7 +645,7 @@ def fit_agent(sp: Spreads, method: str = "percentile", lines: int = 10) -> Fit:
     upper = np.array([math.log(S_BOUNDS[1]), C_BOUNDS[1]])
     if method == "ml":
         res = optimize.minimize(
-            lambda x: objective(sp, math.exp(float(x[0])), float(x[1]), method),
+            lambda x: objective(sp, math.exp(float(x[0])), float(x[1]), method, ln),
             x0,
             method="L-BFGS-B",
             bounds=list(zip(lower, upper, strict=True)),
@@ -642,7 +654,7 @@ def fit_agent(sp: Spreads, method: str = "percentile", lines: int = 10) -> Fit:
         x = res.x
     else:
         ls = optimize.least_squares(
-            lambda x: residuals(sp, math.exp(float(x[0])), float(x[1]), method),
+            lambda x: residuals(sp, math.exp(float(x[0])), float(x[1]), method, ln),
             x0,
             bounds=(lower, upper),
             x_scale=np.array([0.1, 0.05]),
@@ -651,23 +663,24 @@ def fit_agent(sp: Spreads, method: str = "percentile", lines: int = 10) -> Fit:
             diff_step=1e-4,
         )
         x = ls.x
-    return describe_fit(sp, math.exp(float(x[0])), float(x[1]), method, lines)
+    return describe_fit(sp, math.exp(float(x[0])), float(x[1]), method, lines, ln)
 
 
 def fit_s(sp: Spreads, c: float, method: str = "percentile", lines: int = 10) -> Fit:
     """Fit ``s`` with ``c`` fixed (one-dimensional, bounded, in ``ln s``)."""
     grid = np.geomspace(S_BOUNDS[0] * 2, 2.0, 16)
-    values = [objective(sp, float(s), c, method) for s in grid]
+    ln = _lines_of(sp)
+    values = [objective(sp, float(s), c, method, ln) for s in grid]
     k = int(np.argmin(values))
     lo = math.log(grid[max(k - 1, 0)])
     hi = math.log(grid[min(k + 1, len(grid) - 1)])
     res = optimize.minimize_scalar(
-        lambda x: objective(sp, math.exp(x), c, method),
+        lambda x: objective(sp, math.exp(x), c, method, ln),
         bounds=(lo, hi),
         method="bounded",
         options={"xatol": 1e-6},
     )
-    return describe_fit(sp, math.exp(float(res.x)), c, method, lines)
+    return describe_fit(sp, math.exp(float(res.x)), c, method, lines, ln)
 
 
 # --------------------------------------------------------------------------- calibration
