@@ -223,12 +223,25 @@ def _start(parent: int | None, initializer: Callable[[], None] | None) -> None:
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    _let_server_end()
     # The build died before the line above (a pool's worker is the server's child: the
     # server ends with the build, and then the worker is adopted).
     if os.getppid() != parent if parent is not None else os.getppid() == 1:
         os._exit(1)
     if initializer is not None:
         initializer()
+
+
+def _let_server_end() -> None:
+    """In a worker forked by the forkserver: close this worker's copy of the pipe whose end
+    tells the server its build has gone. multiprocessing hands every such worker that copy;
+    held, a build killed outright (SIGKILL, the out-of-memory killer) left the server waiting
+    for its workers and the workers for the server, forever."""
+    server: Any = forkserver._forkserver  # its fields are private; no public way exists
+    alive = getattr(server, "_forkserver_alive_fd", None)
+    if alive is not None and getattr(server, "_forkserver_pid", None) is None:
+        os.close(alive)  # not this worker's own server (it started none): the build's
+        server._forkserver_alive_fd = None
 
 
 def stop(pool: ProcessPoolExecutor, grace: float = _GRACE_S) -> None:

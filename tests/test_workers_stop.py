@@ -301,3 +301,49 @@ def test_ctrl_c_while_a_new_worker_imports_is_held_until_it_ignores_it(
         assert "Traceback" not in done.stderr
     else:  # what the hold prevents
         assert "KeyboardInterrupt" in done.stderr
+
+
+_SERVER_SCRIPT = textwrap.dedent(
+    """
+    import os, time
+    from multiprocessing import forkserver
+    from site_builder.forked import worker_pool
+
+    with worker_pool(2) as pool:  # a task the server's workers can unpickle: time.sleep
+        futures = [pool.submit(time.sleep, 3600) for _ in range(2)]
+        while len(pool._processes) < 2 or not all(p.is_alive() for p in pool._processes.values()):
+            time.sleep(0.05)
+        time.sleep(1.0)  # the workers are in their tasks
+        print(forkserver._forkserver._forkserver_pid, *pool._processes, flush=True)
+        time.sleep(3600)
+    """
+)
+
+
+def test_a_build_killed_outright_takes_its_forkserver_and_workers_with_it() -> None:
+    """SIGKILL (or the out-of-memory killer) runs no cleanup: the server must see its build
+    gone and end, and its workers with it, not wait for each other for ever."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SERVER_SCRIPT],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    try:
+        server, *workers = (int(x) for x in proc.stdout.readline().split())
+        assert len(workers) == 2 and all(_alive(p) for p in (server, *workers))
+        proc.kill()
+        proc.wait(timeout=DEADLINE_S)
+        assert _gone(server, within=10.0)
+        assert all(_gone(w, within=10.0) for w in workers)
+    finally:
+        proc.kill()
+        for pid in (server, *workers) if "workers" in locals() else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    return not _gone(pid, within=0.0)
