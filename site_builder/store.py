@@ -440,6 +440,26 @@ class PartitionWriter:
         if self._held >= self.budget:
             self._spill()
 
+    def add_table(self, table: pa.Table) -> None:
+        """Rows of :data:`SCHEMA` as an Arrow table (any games): each to its mover's
+        partition, as :meth:`add` hands them."""
+        n = self.store.partitions
+        players = table.column("player").combine_chunks()
+        names = pc.unique(players)
+        parts = pa.array([partition_of(p, n) for p in names.to_pylist()], pa.int32())
+        where = pc.take(parts, pc.index_in(players, names)).to_numpy()
+        for part in np.unique(where).tolist():
+            mine = where == part
+            if part in self._kept:
+                ids = pa.array(sorted(self._kept[part]), pa.string())
+                mine &= ~pc.is_in(table.column("game_id"), ids).to_numpy(zero_copy_only=False)
+            taken = int(np.count_nonzero(mine))
+            if taken:
+                self._tables.setdefault(part, []).append(table.filter(mine))
+                self._held += taken
+        if self._held >= self.budget:
+            self._spill()
+
     def _columnar(self) -> None:
         for part, rows in self._rows.items():
             self._tables.setdefault(part, []).append(pa.Table.from_pylist(rows, schema=SCHEMA))

@@ -93,7 +93,7 @@ def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order() -> None:
 
     made = []
     with worker_pool(2):
-        for items, plies in stage.in_rounds(stage._plies_task, rounds(), 2, {}):
+        for items, plies in stage.in_rounds(stage._plies_of_games, rounds(), 2, {}):
             events.append(("back", tasks.index(items[0])))
             made.extend(plies)
     assert made == [game_plies(g, 1) for g in games]

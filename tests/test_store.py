@@ -178,6 +178,57 @@ def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_pa
         pd.testing.assert_frame_equal(store.read(p), moves[part == p].reset_index(drop=True))
 
 
+def test_rows_handed_as_arrow_tables_make_the_same_partitions(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The analysis stage's workers send a share of games' rows as one Arrow table
+    (:meth:`PartitionWriter.add_table`): the partitions are those of the same rows handed as
+    dicts, with some games kept from the current file, and the writer spilling."""
+    import pyarrow as pa
+
+    from site_builder.store import SCHEMA, PartitionWriter
+
+    moves = small_site.moves
+    records = moves.to_dict("records")
+    for r in records:
+        for k in ("player_elo", "opponent_elo", "year"):
+            r[k] = None if pd.isna(r[k]) else int(r[k])
+    by_game: dict[str, list[dict]] = {}
+    for r in reversed(records):
+        by_game.setdefault(r["game_id"], []).append(r)
+    games = list(by_game)
+    n = 5
+    kept = {p: set(games[p::7]) for p in range(n)}  # rows the writer must leave out
+
+    def written(folder: Path, tables: bool) -> MoveStore:
+        store = MoveStore(folder, n)
+        writer = PartitionWriter(store, budget=700, batch=150)
+        for p, ids in kept.items():
+            writer.keep(p, ids)
+        for start in range(0, len(games), 9):  # nine games a share, as a worker sends them
+            share = [r for gid in games[start : start + 9] for r in by_game[gid]]
+            if tables:
+                writer.add_table(pa.Table.from_pylist(share, schema=SCHEMA))
+            else:
+                for gid in games[start : start + 9]:
+                    writer.add(by_game[gid])
+        assert writer._work.is_dir()  # it spilled
+        # No current file to take the kept games from: leave them out of the comparison.
+        writer._kept.clear()
+        parts = sorted(writer.parts())
+        writer.finish({p: f"{p:024x}" for p in parts})
+        store.commit(parts)
+        return store
+
+    as_dicts = written(tmp_path / "dicts", tables=False)
+    as_tables = written(tmp_path / "tables", tables=True)
+    assert as_dicts.parts() == as_tables.parts() and len(as_dicts.parts()) == n
+    part = moves["player"].map(lambda p: partition_of(p, n))
+    for p in as_dicts.parts():
+        got = as_tables.read(p)
+        pd.testing.assert_frame_equal(got, as_dicts.read(p))
+        want = moves[(part == p) & ~moves["game_id"].isin(kept[p])].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, want)
+
+
 def test_an_object_shared_by_arguments_keeps_the_key(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from site_builder.incremental import BuildCache
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import chess
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from tqdm import tqdm
 
 from site_builder.analysis import exchange
@@ -38,7 +39,9 @@ from site_builder.forked import fork_pool, keep, processes, results, shared_pool
 from site_builder.incremental import (
     BUILD_CACHE_VERSION,
     BuildCache,
+    checked_databases,
     collector_paused,
+    count_as_checked,
     digest,
     warn,
 )
@@ -53,6 +56,7 @@ from site_builder.render.slugs import unique_slugs
 from site_builder.sitedata import BuildState, SiteData, event_key
 from site_builder.stats import BuildStats, Clock
 from site_builder.store import (
+    SCHEMA,
     GameStore,
     MoveStore,
     PartitionWriter,
@@ -282,50 +286,53 @@ def run_analysis(
 
 def gather_moves(
     games: list[GameRecord],
-    plies_of: PliesOf,
+    plies: PlyKeys,
     spec: AnalysisSpec,
     cache: EvalCache,
     mate_cp: int,
     not_analysed: dict[str, str],
-    build_cache: BuildCache | None,
+    build_cache: BuildCache,
     row_keys: Mapping[str, str],
     keep: Callable[[list[dict[str, Any]]], None],
+    keep_table: Callable[[pa.Table], None],
     workers: int = 1,
 ) -> set[str]:
     """The fully analysed games among ``games``, each one's move rows handed to ``keep``
-    (and kept in the build cache under ``row_keys``); the others get a reason in
-    ``not_analysed``. ``plies_of(game_ids)``: the games' analysed plies, asked for only
-    when their rows are not kept, a round of games at a time. Rows not kept are made in
-    ``workers`` processes."""
+    (those the build cache keeps) or ``keep_table`` (those made now, as Arrow tables, each
+    game's also kept in the build cache under ``row_keys``); the others get a reason in
+    ``not_analysed``. Rows not kept are made in ``workers`` processes, a round of games at a
+    time: each worker reads the games' plies (``plies``) from the build cache, keeps the
+    rows there and sends them back as columns, so this process holds neither as Python
+    objects."""
     done: set[str] = set()
     todo: list[GameRecord] = []
     for game in games:
-        cached = build_cache.get(row_keys[game.game_id]) if build_cache is not None else None
+        cached = build_cache.get(row_keys[game.game_id])
         if cached is not None:
             keep(cached)
             done.add(game.game_id)
         else:
             todo.append(game)
 
-    def rounds() -> Iterator[list[tuple[GameRecord, list[Ply]]]]:
-        for start in range(0, len(todo), _ROWS_ROUND):
-            chunk = todo[start : start + _ROWS_ROUND]
-            plies = plies_of([g.game_id for g in chunk])
-            yield [(g, plies[g.game_id]) for g in chunk]
-
-    context = {"cache": cache, "spec": spec, "mate_cp": mate_cp}
-    for tasks, made in in_rounds(_rows_task, rounds(), workers, context):
-        with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
-            for (game, _), game_rows in zip(tasks, made, strict=True):
-                if game_rows is None:
-                    not_analysed[game.game_id] = (
-                        "analysis incomplete (a position failed or is missing)"
-                    )
-                    continue
-                keep(game_rows)
-                done.add(game.game_id)
-                if build_cache is not None:
-                    build_cache.set(row_keys[game.game_id], game_rows)
+    rounds = (
+        [(*plies.task(g), row_keys[g.game_id]) for g in todo[start : start + _ROWS_ROUND]]
+        for start in range(0, len(todo), _ROWS_ROUND)
+    )
+    context = {
+        "cache": cache,
+        "spec": spec,
+        "mate_cp": mate_cp,
+        "build_cache": build_cache,
+        "first_move": plies.first_move,
+    }
+    for tasks, made in in_rounds(_rows_of_games, rounds, workers, context):
+        for (game, *_), (complete, table) in zip(tasks, made, strict=True):
+            if table is not None:
+                keep_table(table)
+            if not complete:
+                not_analysed[game.game_id] = "analysis incomplete (a position failed or is missing)"
+                continue
+            done.add(game.game_id)
         del tasks, made  # a round's plies and rows at a time (and the next one's, being made)
     return done
 
@@ -375,15 +382,45 @@ def _reopen() -> None:
     if isinstance(cache, EvalCache):
         keep(cache)
         _WORK["cache"] = EvalCache(cache.directory)
+    store = _WORK.get("build_cache")
+    if isinstance(store, BuildCache):
+        keep(store)
+        _WORK["build_cache"] = BuildCache(store.directory)
 
 
-#: Evaluation caches a pool's worker opened, by folder: one connection for all its tasks.
+#: A work of the stage's workers: the values of a list of items, in order.
+Work = Callable[[list[Any]], list[Any]]
+
+#: Caches a pool's worker opened, by folder: one connection for all its tasks.
 _OPENED: dict[str, EvalCache] = {}
+_OPENED_BUILD: dict[str, BuildCache] = {}
 
 
-def _in_context(work: Callable[[Any], Any], context: dict[str, Any], items: list[Any]) -> list[Any]:
-    """In a pool's worker: ``work`` of each item with ``context`` in ``_WORK`` (an
-    evaluation cache comes as its folder, opened once per worker)."""
+@dataclass(frozen=True)
+class _BuildCacheAt:
+    """A build cache sent to a pool's worker: its folder, and the databases the build found
+    sound (so the worker does not read a large one through again)."""
+
+    directory: str
+    checked: frozenset[Path]
+
+
+def _sendable(context: dict[str, Any]) -> dict[str, Any]:
+    """``context`` as a pool's worker receives it: caches by their folders."""
+    out: dict[str, Any] = {}
+    for k, v in context.items():
+        if isinstance(v, EvalCache):
+            out[k] = str(v.directory)
+        elif isinstance(v, BuildCache):
+            out[k] = _BuildCacheAt(str(v.directory), checked_databases())
+        else:
+            out[k] = v
+    return out
+
+
+def _in_context(work: Work, context: dict[str, Any], items: list[Any]) -> list[Any]:
+    """In a pool's worker: ``work`` of the items with ``context`` in ``_WORK`` (caches come
+    as their folders, each opened once per worker)."""
     _WORK.clear()
     _WORK.update(context)
     folder = context.get("cache")
@@ -391,23 +428,95 @@ def _in_context(work: Callable[[Any], Any], context: dict[str, Any], items: list
         if folder not in _OPENED:
             _OPENED[folder] = EvalCache(Path(folder))
         _WORK["cache"] = _OPENED[folder]
+    store = context.get("build_cache")
+    if isinstance(store, _BuildCacheAt):
+        if store.directory not in _OPENED_BUILD:
+            count_as_checked(store.checked)
+            _OPENED_BUILD[store.directory] = BuildCache(Path(store.directory))
+        _WORK["build_cache"] = _OPENED_BUILD[store.directory]
     try:
-        return [work(item) for item in items]
+        return work(items)
     finally:
         _WORK.clear()
 
 
-def _rows_task(task: tuple[GameRecord, list[Ply]]) -> list[dict[str, Any]] | None:
-    game, plies = task
-    return game_rows(game, plies, _WORK["spec"], _WORK["cache"], _WORK["mate_cp"])
+@dataclass(frozen=True)
+class PlyKeys:
+    """Where a worker finds each game's plies: the build-cache key (:func:`ply_key`) and
+    the full move position keys start from (``keys_from``); the engine looks at the plies
+    from ``first_move`` on (:func:`analysed_plies`)."""
+
+    keys: Mapping[str, str]
+    keys_from: Mapping[str, int | None]
+    first_move: int
+
+    def task(self, game: GameRecord) -> tuple[GameRecord, int | None, str]:
+        return game, self.keys_from[game.game_id], self.keys[game.game_id]
 
 
-def _plies_task(task: tuple[GameRecord, int | None]) -> list[Ply]:
-    return game_plies(*task)
+def _plies_kept(
+    tasks: list[tuple[GameRecord, int | None, str]], store: BuildCache
+) -> Iterator[list[Ply]]:
+    """Each game's plies, from the build cache or made; those made are kept there at the
+    end, in one transaction (a worker does not hold the cache's write lock while it
+    works)."""
+    made: list[tuple[str, list[Ply]]] = []
+    try:
+        for game, keys_from, key in tasks:
+            found = store.get(key)
+            if found is None:
+                found = game_plies(game, keys_from)
+                made.append((key, found))
+            yield found
+    finally:
+        if made:
+            with store.transact():
+                for key, plies in made:
+                    store.set(key, plies)
+
+
+def _rows_of_games(
+    tasks: list[tuple[GameRecord, int | None, str, str]],
+) -> list[tuple[bool, pa.Table | None]]:
+    """The move rows of these games (each with its plies' start and key, and its rows'
+    key): each game's kept in the build cache (after all are made, in one transaction),
+    and all of them sent back as one Arrow table, with the first game. Per game: (fully
+    analysed, the table or None)."""
+    spec, cache, mate_cp = _WORK["spec"], _WORK["cache"], _WORK["mate_cp"]
+    store: BuildCache = _WORK["build_cache"]
+    first_move: int = _WORK["first_move"]
+    every_plies = _plies_kept([(g, k, key) for g, k, key, _ in tasks], store)
+    made = [
+        (key, game_rows(game, analysed_plies(plies, first_move), spec, cache, mate_cp))
+        for (game, _, _, key), plies in zip(tasks, every_plies, strict=True)
+    ]
+    with store.transact():
+        for key, rows in made:
+            if rows is not None:
+                store.set(key, rows)
+    every = [row for _, rows in made if rows is not None for row in rows]
+    table = pa.Table.from_pylist(every, schema=SCHEMA) if every else None
+    return [(rows is not None, table if i == 0 else None) for i, (_, rows) in enumerate(made)]
+
+
+def _wanted_of_games(
+    tasks: list[tuple[GameRecord, int | None, str]],
+) -> list[list[tuple[str, str]]]:
+    """The (position, played move) pairs the engine must have for each game (its plies
+    read from the build cache, or made and kept there)."""
+    first_move: int = _WORK["first_move"]
+    return [
+        [(p.position, p.played) for p in analysed_plies(plies, first_move)]
+        for plies in _plies_kept(tasks, _WORK["build_cache"])
+    ]
+
+
+def _plies_of_games(tasks: list[tuple[GameRecord, int | None]]) -> list[list[Ply]]:
+    return [game_plies(*task) for task in tasks]
 
 
 def in_rounds(
-    work: Callable[[Any], Any],
+    work: Work,
     rounds: Iterable[list[Any]],
     workers: int,
     context: dict[str, Any],
@@ -432,7 +541,7 @@ def in_rounds(
 
 def _sent(
     pool: ProcessPoolExecutor,
-    work: Callable[[Any], Any],
+    work: Work,
     items: list[Any],
     workers: int,
     context: dict[str, Any],
@@ -442,7 +551,7 @@ def _sent(
     if len(items) < _FEW:
         done = in_processes(work, items, 1, context)
         return lambda: done
-    sent = {k: str(v.directory) if isinstance(v, EvalCache) else v for k, v in context.items()}
+    sent = _sendable(context)
     size = max(1, len(items) // (workers * 4))
     futures = [
         pool.submit(_in_context, work, sent, items[i : i + size])
@@ -451,12 +560,10 @@ def _sent(
     return lambda: [value for chunk in results(futures) for value in chunk]
 
 
-def in_processes(
-    work: Callable[[Any], Any], items: list[Any], workers: int, context: dict[str, Any]
-) -> list[Any]:
-    """``work(item)`` of each item, in order: in the build's pool (:func:`shared_pool`),
-    else in ``workers`` processes forked from this one (``context`` is what ``work`` reads
-    from ``_WORK``), or here for a few items."""
+def in_processes(work: Work, items: list[Any], workers: int, context: dict[str, Any]) -> list[Any]:
+    """``work`` of the items, a share at a time, in order: in the build's pool
+    (:func:`shared_pool`), else in ``workers`` processes forked from this one (``context``
+    is what ``work`` reads from ``_WORK``), or here for a few items."""
     pool = shared_pool()
     if pool is not None and workers > 1 and len(items) >= _FEW:
         return _sent(pool, work, items, workers, context)()
@@ -464,9 +571,11 @@ def in_processes(
     _WORK.update(context)
     try:
         if workers <= 1 or len(items) < _FEW:
-            return [work(item) for item in items]
+            return work(items)
+        size = max(1, len(items) // (workers * 4))
+        shares = [items[i : i + size] for i in range(0, len(items), size)]
         with fork_pool(workers, _reopen) as pool:
-            return list(pool.map(work, items, chunksize=max(1, len(items) // (workers * 4))))
+            return [value for done in pool.map(work, shares) for value in done]
     finally:
         _WORK.clear()
 
@@ -545,7 +654,7 @@ def cached_plies(
         [(g, keys_from[g.game_id]) for g in todo[start : start + _GAMES_PER_ROUND]]
         for start in range(0, len(todo), _GAMES_PER_ROUND)
     )
-    for tasks, made in in_rounds(_plies_task, rounds, workers, {}):
+    for tasks, made in in_rounds(_plies_of_games, rounds, workers, {}):
         with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
             for (g, _), plies in zip(tasks, made, strict=True):
                 if build_cache is not None:
@@ -676,10 +785,16 @@ def _prepare(
                 complete = {gid for gid, key in row_keys.items() if key in build_cache}
             pending = [g.game_id for g in chosen if g.game_id not in complete]
             needed = Wanted(spec, cache)
-            for start in range(0, len(pending), _GAMES_PER_ROUND):  # a round's plies at once
-                batch = plies_of(pending[start : start + _GAMES_PER_ROUND])
-                needed.add((p.position, p.played) for ps in batch.values() for p in ps)
-                del batch
+            # A round's plies at once, in the workers: this process gets their pairs.
+            plies = PlyKeys(ply_keys, keys_from, a.first_move)
+            rounds = (
+                [plies.task(by_id[gid]) for gid in pending[start : start + _GAMES_PER_ROUND]]
+                for start in range(0, len(pending), _GAMES_PER_ROUND)
+            )
+            context = {"build_cache": build_cache, "first_move": a.first_move}
+            with collector_paused():
+                for _, pairs in in_rounds(_wanted_of_games, rounds, processes(), context):
+                    needed.add(pair for game in pairs for pair in game)
             if a.source == "pgn-eval":
                 stats.positions, stats.cache_hits = len(needed.positions), needed.hits
             else:
@@ -693,7 +808,7 @@ def _prepare(
                     store,
                     chosen,
                     complete,
-                    plies_of,
+                    plies,
                     spec,
                     cache,
                     mate_cp,
@@ -837,7 +952,7 @@ def write_moves(
     store: MoveStore,
     games: list[GameRecord],
     complete: set[str],
-    plies_of: PliesOf,
+    plies: PlyKeys,
     spec: AnalysisSpec,
     cache: EvalCache,
     mate_cp: int,
@@ -853,8 +968,8 @@ def write_moves(
 
     def gather(these: list[GameRecord], keep: PartitionWriter, workers: int = 1) -> set[str]:
         return gather_moves(
-            these, plies_of, spec, cache, mate_cp, not_analysed, build_cache, row_keys,
-            keep.add, workers,
+            these, plies, spec, cache, mate_cp, not_analysed, build_cache, row_keys,
+            keep.add, keep.add_table, workers,
         )  # fmt: skip
 
     try:
