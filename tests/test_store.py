@@ -152,17 +152,24 @@ def test_an_argument_per_partition_is_each_partitions_own_and_its_key(
         assert few == [_moves_per_player(parts.read(ids[2], ["player"]), 3)]
 
 
+def _rows_by_game(moves: pd.DataFrame, backwards: bool = False) -> dict[str, list[dict]]:
+    """Each game's move rows as the analysis stage makes them (plain values, None for no
+    Elo), in table order or ``backwards``."""
+    records = moves.to_dict("records")
+    for r in records:
+        for k in ("player_elo", "opponent_elo", "year"):
+            r[k] = None if pd.isna(r[k]) else int(r[k])
+    by_game: dict[str, list[dict]] = {}
+    for r in reversed(records) if backwards else records:
+        by_game.setdefault(r["game_id"], []).append(r)
+    return by_game
+
+
 def test_the_partition_writer_spills_and_keeps_the_partitions(small_site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from site_builder.store import PartitionWriter
 
     moves = small_site.moves
-    records = moves.to_dict("records")
-    for r in records:  # as the analysis stage makes them: plain values, None for no Elo
-        for k in ("player_elo", "opponent_elo", "year"):
-            r[k] = None if pd.isna(r[k]) else int(r[k])
-    by_game: dict[str, list[dict]] = {}
-    for r in reversed(records):  # out of order: the writer sorts each partition
-        by_game.setdefault(r["game_id"], []).append(r)
+    by_game = _rows_by_game(moves, backwards=True)  # out of order: the writer sorts them
     store = MoveStore(tmp_path / "moves", 6)
     writer = PartitionWriter(store, budget=500, batch=120)  # columns every 120 rows
     for rows in by_game.values():
@@ -187,13 +194,7 @@ def test_rows_handed_as_arrow_tables_make_the_same_partitions(small_site, tmp_pa
     from site_builder.store import SCHEMA, PartitionWriter
 
     moves = small_site.moves
-    records = moves.to_dict("records")
-    for r in records:
-        for k in ("player_elo", "opponent_elo", "year"):
-            r[k] = None if pd.isna(r[k]) else int(r[k])
-    by_game: dict[str, list[dict]] = {}
-    for r in reversed(records):
-        by_game.setdefault(r["game_id"], []).append(r)
+    by_game = _rows_by_game(moves, backwards=True)
     games = list(by_game)
     n = 5
     kept = {p: set(games[p::7]) for p in range(n)}  # rows the writer must leave out
@@ -310,13 +311,7 @@ def test_rewritten_partition_keeps_unchanged_rows_from_file(small_site, tmp_path
     from site_builder.store import PartitionWriter
 
     moves = small_site.moves
-    records = moves.to_dict("records")
-    for r in records:
-        for k in ("player_elo", "opponent_elo", "year"):
-            r[k] = None if pd.isna(r[k]) else int(r[k])
-    by_game: dict[str, list[dict]] = {}
-    for r in records:
-        by_game.setdefault(r["game_id"], []).append(r)
+    by_game = _rows_by_game(moves)
     games = sorted(by_game)
     n = 3
     part_of = moves["player"].map(lambda p: partition_of(p, n))
