@@ -543,3 +543,44 @@ def test_a_players_style_summary_reads_only_its_columns(small_site) -> None:  # 
             )
             summaries += 1
     assert summaries > 20
+
+
+def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
+    """The player's style summary is made with the block, from the view's style rows: the
+    figures are those of his classical rows, and the view's digest (so the page key) moves
+    with a value only the summary reads (``opening_draw``), not with another player's."""
+    import dataclasses
+
+    from site_builder.render.writer import Digested
+
+    res = palma.state.results["results"]
+    view = results_pages.player_view(palma, GELFAND)
+    assert view is not None
+    block = results_pages.player_sections(view)[0].context["summary"]
+    mine = res.rows[(res.rows["player"] == GELFAND) & (res.rows["time_class"] == "classical")]
+    expected = results.style_summary(
+        mine.to_dict("records"), palma.settings.results.performance_min_games
+    )
+    assert block["games"] == len(mine) == expected["games"] > 0
+    assert block["points"] == expected["points"] and block["draws"] == expected["draws"]
+    assert block["eco_games"] == expected["eco_games"]
+
+    def digest_with(rows: pd.DataFrame) -> str:
+        changed = dataclasses.replace(res, rows=rows)
+        palma.state.results["results"] = changed
+        try:
+            found = results_pages.player_view(palma, GELFAND)
+        finally:
+            palma.state.results["results"] = res
+        return Digested(found).sha
+
+    before = Digested(view).sha
+    assert digest_with(res.rows.copy()) == before
+    his = mine.index[0]
+    other = res.rows.index[(res.rows["player"] != GELFAND)][0]
+    moved = res.rows.copy()
+    moved.loc[his, "opening_draw"] = 0.123
+    assert digest_with(moved) != before
+    moved = res.rows.copy()
+    moved.loc[other, "opening_draw"] = 0.123
+    assert digest_with(moved) == before

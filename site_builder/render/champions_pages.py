@@ -830,11 +830,25 @@ def player_view(site: SiteData, player: str) -> PlayerView | None:
             }
             for key in res.eligible_of(player)
         },
-        [r for r in res.wcc if player in (r["player_a"], r["player_b"])],
+        _wcc_by_player(res).get(player, []),
         _curves_by_player(res, res.cfg.strength_kind).get(player),
         res.cfg,
         _player_year_base(site, player),
     )
+
+
+def _wcc_by_player(res: ConformanceResult) -> dict[str, list[dict[str, Any]]]:
+    """player → their title matches' rows, in ``res.wcc`` order (grouped once)."""
+
+    def make() -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for r in res.wcc:
+            for p in dict.fromkeys((r["player_a"], r["player_b"])):
+                out.setdefault(p, []).append(r)
+        return out
+
+    found: dict[str, list[dict[str, Any]]] = memo_on(res, "wcc_by_player", make)
+    return found
 
 
 def player_files(view: PlayerView) -> list[Page]:

@@ -887,7 +887,8 @@ class PlayerView:
     games: dict[str, tuple[str, str]]
     #: opponent → their page
     opponents: dict[str, str]
-    style: dict[str, Any] | None
+    #: the rows the style summary is made from (only when the block is made)
+    style: Rows
     updates: Rows
     statuses: list[dict[str, Any]]
     cfg: Any
@@ -917,20 +918,15 @@ def player_view(site: SiteData, player: str) -> PlayerView | None:
     for gid in rows.values("game_id"):
         game = by_id[gid]
         games[gid] = (str(game.date), game.event)
-    cfg = site.settings.results
-    mine = records_by(res.rows, "player").get_columns(
-        player, ("time_class", *results.STYLE_COLUMNS), []
-    )
-    classical = [r for r in mine if r["time_class"] == "classical"]
     return PlayerView(
         player,
         rows,
         games,
         {o: site.player_path(o) for o in sorted(set(rows.values("opponent")))},
-        results.style_summary(classical, cfg.performance_min_games) if classical else None,
+        Rows(res.rows, "player", player, ("time_class", *results.STYLE_COLUMNS)),
         updates,
         _status_rows(res, player),
-        cfg,
+        site.settings.results,
     )
 
 
@@ -983,7 +979,7 @@ def player_sections(view: PlayerView) -> list[Section]:
             {
                 "ratings": ratings,
                 "statuses": view.statuses,
-                "summary": view.style,
+                "summary": _style_summary(view),
                 "short_draws": draws,
                 "sacrifices": sacrifices,
                 "chart": _player_chart(view.player, updates),
@@ -991,6 +987,14 @@ def player_sections(view: PlayerView) -> list[Section]:
             },
         )
     ]
+
+
+def _style_summary(view: PlayerView) -> dict[str, Any] | None:
+    """The style summary of the player's classical games (None without any)."""
+    classical = [r for r in view.style.records() if r["time_class"] == "classical"]
+    if not classical:
+        return None
+    return results.style_summary(classical, view.cfg.performance_min_games)
 
 
 #: The columns the game block reads of ``updates`` and of ``rows``.

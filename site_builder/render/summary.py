@@ -15,10 +15,11 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from site_builder.frames import memo_on as _memo
-from site_builder.frames import records_by
+from site_builder.frames import positions_by, records_by
 from site_builder.model import GameRecord
 from site_builder.sitedata import EventColumn, Family, SiteData, SummaryItem
 
@@ -81,6 +82,18 @@ def _quality_games(site: SiteData) -> pd.DataFrame | None:
     return _frame(res, "games", "game_id", "player", "q", "moves", "months")
 
 
+def _quality_columns(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-game table's moves, months and q as float arrays (NaN when missing), once."""
+    found: tuple[np.ndarray, np.ndarray, np.ndarray] = _memo(
+        games,
+        "moves_months_q",
+        lambda: tuple(
+            games[c].to_numpy(dtype="float64", na_value=np.nan) for c in ("moves", "months", "q")
+        ),
+    )
+    return found
+
+
 def _quality_item(
     site: SiteData, frame: pd.DataFrame, player: str, label: str, anchor: str, own_end: bool
 ) -> SummaryItem | None:
@@ -97,16 +110,15 @@ def _quality_item(
     cfg = site.settings.quality
     low = high = None
     games = _quality_games(site)
-    if games is not None:
-        mine = [
-            g
-            for g in records_by(games, "player").get_columns(player, ("moves", "months", "q"), [])
-            if g["moves"] > 0 and g["months"] is not None and not math.isnan(g["months"])
-        ]
-        end = max(float(g["months"]) for g in mine) if own_end and mine else site.as_of_months
-        if end is not None and mine:
-            win = [g for g in mine if end - cfg.window_months < g["months"] <= end]
-            _, low, high = mean_interval(float(g["q"]) for g in win)
+    at = positions_by(games, "player").get(player) if games is not None else None
+    if games is not None and at is not None:
+        moves, months, q = _quality_columns(games)
+        when = months[at]
+        mine = (moves[at] > 0) & ~np.isnan(when)
+        end = float(when[mine].max()) if own_end and mine.any() else site.as_of_months
+        if end is not None and mine.any():
+            win = mine & (end - cfg.window_months < when) & (when <= end)
+            _, low, high = mean_interval(q[at][win].tolist())
     return SummaryItem(
         label,
         _num(row.get("index")),
