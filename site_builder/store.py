@@ -451,7 +451,7 @@ class PartitionWriter:
         for part in np.unique(where).tolist():
             mine = where == part
             if part in self._kept:
-                ids = pa.array(sorted(self._kept[part]), pa.string())
+                ids = pa.array(list(self._kept[part]), pa.string())
                 mine &= ~pc.is_in(table.column("game_id"), ids).to_numpy(zero_copy_only=False)
             taken = int(np.count_nonzero(mine))
             if taken:

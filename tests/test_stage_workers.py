@@ -66,13 +66,15 @@ def test_plies_and_rows_made_in_workers_equal_those_made_here(
     assert here["files"] and here == forked
 
 
-def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order() -> None:
+def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order(tmp_path: Path) -> None:
     """:func:`stage.in_rounds` sends a round to the build's pool before handing back the one
     before it (the workers make it while the build keeps the last), and its results are
-    those made in one process, in order."""
-    from site_builder.analysis.positions import game_plies
+    those made in one process, in order; the workers keep the plies they made in the build
+    cache, where the build's process then reads them."""
+    from site_builder.analysis.positions import analysed_plies, game_plies
     from site_builder.config import TimeControlSection
     from site_builder.forked import worker_pool
+    from site_builder.incremental import BuildCache
     from site_builder.ingest.names import AliasTable
     from site_builder.ingest.pgn import read_file
 
@@ -81,7 +83,8 @@ def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order() -> None:
         for path in sorted((DATA / "small-site/games").glob("*.pgn"))
         for g in read_file(path, path.name, AliasTable({}), TimeControlSection())[0]
     ]
-    tasks = [(g, 1) for g in games]
+    fingerprints = {g.game_id: stage.game_fingerprint(g) for g in games}
+    tasks = [(g, 1, stage.ply_key(fingerprints[g.game_id], 1)) for g in games]
     size = 70  # above stage._FEW, so the rounds but the last go to the pool
     assert len(tasks) > 2 * size and size >= stage._FEW
     events: list[tuple[str, int]] = []
@@ -92,11 +95,16 @@ def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order() -> None:
             yield tasks[start : start + size]
 
     made = []
-    with worker_pool(2):
-        for items, plies in stage.in_rounds(stage._plies_of_games, rounds(), 2, {}):
+    with BuildCache(tmp_path / "build") as cache, worker_pool(2):
+        context = {"build_cache": cache, "first_move": 1}
+        for items, pairs in stage.in_rounds(stage._wanted_of_games, rounds(), 2, context):
             events.append(("back", tasks.index(items[0])))
-            made.extend(plies)
-    assert made == [game_plies(g, 1) for g in games]
+            made.extend(pairs)
+        assert all(key in cache for _, _, key in tasks)  # kept by the workers
+        kept = stage.cached_plies(games, dict.fromkeys(fingerprints, 1), cache, fingerprints)
+    plies = [game_plies(g, 1) for g in games]
+    assert made == [[(p.position, p.played) for p in analysed_plies(ps, 1)] for ps in plies]
+    assert [kept[g.game_id] for g in games] == plies
     starts = list(range(0, len(tasks), size))
     expected = [("sent", starts[0])]
     for here, after in zip(starts, [*starts[1:], None], strict=True):

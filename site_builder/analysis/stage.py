@@ -12,7 +12,6 @@ builds; :func:`default_cache_dir` and :func:`build_cache_dir` say where the cach
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -511,10 +510,6 @@ def _wanted_of_games(
     ]
 
 
-def _plies_of_games(tasks: list[tuple[GameRecord, int | None]]) -> list[list[Ply]]:
-    return [game_plies(*task) for task in tasks]
-
-
 def in_rounds(
     work: Work,
     rounds: Iterable[list[Any]],
@@ -635,32 +630,17 @@ class PliesFromRecord:
 def cached_plies(
     games: list[GameRecord],
     keys_from: dict[str, int | None],
-    build_cache: BuildCache | None,
+    build_cache: BuildCache,
     fingerprints: dict[str, str],
-    workers: int = 1,
 ) -> dict[str, list[Ply]]:
-    """Every ply of these games: kept in the build cache, or made (in ``workers``
-    processes) and kept."""
-    out = {}
-    todo = []
-    for g in games:
-        key = ply_key(fingerprints[g.game_id], keys_from[g.game_id])
-        found = build_cache.get(key) if build_cache is not None else None
-        if found is None:
-            todo.append(g)
-        else:
-            out[g.game_id] = found
-    rounds = (
-        [(g, keys_from[g.game_id]) for g in todo[start : start + _GAMES_PER_ROUND]]
-        for start in range(0, len(todo), _GAMES_PER_ROUND)
-    )
-    for tasks, made in in_rounds(_plies_of_games, rounds, workers, {}):
-        with build_cache.transact() if build_cache is not None else contextlib.nullcontext():
-            for (g, _), plies in zip(tasks, made, strict=True):
-                if build_cache is not None:
-                    build_cache.set(ply_key(fingerprints[g.game_id], keys_from[g.game_id]), plies)
-                out[g.game_id] = plies
-    return out
+    """Every ply of these games, in this process: kept in the build cache (the stage's
+    workers keep every game's), or made and kept (:func:`_plies_kept`)."""
+    tasks = [
+        (g, keys_from[g.game_id], ply_key(fingerprints[g.game_id], keys_from[g.game_id]))
+        for g in games
+    ]
+    found = _plies_kept(tasks, build_cache)
+    return {g.game_id: plies for (g, _, _), plies in zip(tasks, found, strict=True)}
 
 
 def prepare(
@@ -747,9 +727,7 @@ def _prepare(
     def plies_of(ids: Iterable[str]) -> dict[str, list[Ply]]:
         """The analysed plies of these games (the build cache keeps every game's plies)."""
         with collector_paused():
-            found = cached_plies(
-                [by_id[i] for i in ids], keys_from, build_cache, fingerprints, processes()
-            )
+            found = cached_plies([by_id[i] for i in ids], keys_from, build_cache, fingerprints)
         return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
 
     stats.analysed_games = len(chosen)
