@@ -49,9 +49,19 @@ def _frame(obj: Any, name: str, *columns: str) -> pd.DataFrame | None:
     return frame
 
 
-def _row_of(frame: pd.DataFrame, player: str) -> dict[str, Any] | None:
-    """The player's (last) row of ``frame``, None when it has none."""
-    rows = records_by(frame, "player").get(player)
+def _rows_of(frame: pd.DataFrame, player: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The player's rows of ``frame`` with only those of ``columns`` it has (the others read
+    as missing), in frame order."""
+    present: tuple[str, ...] = _memo(
+        frame, "present|" + ",".join(columns), lambda: tuple(c for c in columns if c in frame)
+    )
+    found: list[dict[str, Any]] = records_by(frame, "player").get_columns(player, present, [])
+    return found
+
+
+def _row_of(frame: pd.DataFrame, player: str, columns: tuple[str, ...]) -> dict[str, Any] | None:
+    """The player's (last) row of ``frame`` (only ``columns``), None when it has none."""
+    rows = _rows_of(frame, player, columns)
     return rows[-1] if rows else None
 
 
@@ -97,7 +107,7 @@ def _quality_columns(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.nd
 def _quality_item(
     site: SiteData, frame: pd.DataFrame, player: str, label: str, anchor: str, own_end: bool
 ) -> SummaryItem | None:
-    rows = records_by(frame, "player").get(player)
+    rows = _rows_of(frame, player, ("status", "window_from", "window_to", "index", "games"))
     if not rows:
         return None
     row = rows[0]
@@ -236,7 +246,7 @@ def results_summary(site: SiteData, player: str) -> list[SummaryItem]:
         frame = lists.get(key)
         if not isinstance(frame, pd.DataFrame) or "player" not in frame.columns:
             continue
-        row = _row_of(frame, player)
+        row = _row_of(frame, player, ("status", "sdf", "rating", "games"))
         if row is None:
             continue
         rank, of = ranks.get(key, ({}, 0))
@@ -281,7 +291,9 @@ def _interval_summary(
     if frame is None:
         status = str(getattr(res, "status", "") or "")
         return [SummaryItem(label, None, digits, unit, href=href, note=status)] if status else []
-    row = _row_of(frame, player)
+    row = _row_of(
+        frame, player, (value, lo, hi, "status", "window_from", "window_to", "games", "turns")
+    )
     if row is None:
         return []
     ranks, of = _memo(frame, "ranks", lambda: _ranks(frame))
