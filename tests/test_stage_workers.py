@@ -101,7 +101,9 @@ def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order(tmp_path: Path) 
             events.append(("back", tasks.index(items[0])))
             made.extend(pairs)
         assert all(key in cache for _, _, key in tasks)  # kept by the workers
-        kept = stage.cached_plies(games, dict.fromkeys(fingerprints, 1), cache, fingerprints)
+        keys = {g.game_id: key for g, _, key in tasks}
+        plies_at = stage.PlyKeys(keys, dict.fromkeys(fingerprints, 1), 1)
+        kept = stage.cached_plies(games, plies_at, cache)
     plies = [game_plies(g, 1) for g in games]
     assert made == [[(p.position, p.played) for p in analysed_plies(ps, 1)] for ps in plies]
     assert [kept[g.game_id] for g in games] == plies

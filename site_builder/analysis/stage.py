@@ -547,12 +547,14 @@ def _sent(
         done = in_processes(work, items, 1, context)
         return lambda: done
     sent = _sendable(context)
-    size = max(1, len(items) // (workers * 4))
-    futures = [
-        pool.submit(_in_context, work, sent, items[i : i + size])
-        for i in range(0, len(items), size)
-    ]
+    futures = [pool.submit(_in_context, work, sent, share) for share in _shares(items, workers)]
     return lambda: [value for chunk in results(futures) for value in chunk]
+
+
+def _shares(items: list[Any], workers: int) -> list[list[Any]]:
+    """``items`` in consecutive shares, about four a worker."""
+    size = max(1, len(items) // (workers * 4))
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def in_processes(work: Work, items: list[Any], workers: int, context: dict[str, Any]) -> list[Any]:
@@ -567,10 +569,8 @@ def in_processes(work: Work, items: list[Any], workers: int, context: dict[str, 
     try:
         if workers <= 1 or len(items) < _FEW:
             return work(items)
-        size = max(1, len(items) // (workers * 4))
-        shares = [items[i : i + size] for i in range(0, len(items), size)]
         with fork_pool(workers, _reopen) as pool:
-            return [value for done in pool.map(work, shares) for value in done]
+            return [value for done in pool.map(work, _shares(items, workers)) for value in done]
     finally:
         _WORK.clear()
 
@@ -628,17 +628,11 @@ class PliesFromRecord:
 
 
 def cached_plies(
-    games: list[GameRecord],
-    keys_from: dict[str, int | None],
-    build_cache: BuildCache,
-    fingerprints: dict[str, str],
+    games: list[GameRecord], plies: PlyKeys, build_cache: BuildCache
 ) -> dict[str, list[Ply]]:
     """Every ply of these games, in this process: kept in the build cache (the stage's
     workers keep every game's), or made and kept (:func:`_plies_kept`)."""
-    tasks = [
-        (g, keys_from[g.game_id], ply_key(fingerprints[g.game_id], keys_from[g.game_id]))
-        for g in games
-    ]
+    tasks = [plies.task(g) for g in games]
     found = _plies_kept(tasks, build_cache)
     return {g.game_id: plies for (g, _, _), plies in zip(tasks, found, strict=True)}
 
@@ -722,12 +716,13 @@ def _prepare(
     keys_from = {g.game_id: None if g.game_id in not_analysed else a.first_move for g in games}
     fingerprints = {g.game_id: game_fingerprint(g) for g in games}
     ply_keys = {gid: ply_key(fingerprints[gid], start) for gid, start in keys_from.items()}
+    plies = PlyKeys(ply_keys, keys_from, a.first_move)
     by_id = {g.game_id: g for g in games}
 
     def plies_of(ids: Iterable[str]) -> dict[str, list[Ply]]:
         """The analysed plies of these games (the build cache keeps every game's plies)."""
         with collector_paused():
-            found = cached_plies([by_id[i] for i in ids], keys_from, build_cache, fingerprints)
+            found = cached_plies([by_id[i] for i in ids], plies, build_cache)
         return {i: analysed_plies(ps, a.first_move) for i, ps in found.items()}
 
     stats.analysed_games = len(chosen)
@@ -764,7 +759,6 @@ def _prepare(
             pending = [g.game_id for g in chosen if g.game_id not in complete]
             needed = Wanted(spec, cache)
             # A round's plies at once, in the workers: this process gets their pairs.
-            plies = PlyKeys(ply_keys, keys_from, a.first_move)
             rounds = (
                 [plies.task(by_id[gid]) for gid in pending[start : start + _GAMES_PER_ROUND]]
                 for start in range(0, len(pending), _GAMES_PER_ROUND)
