@@ -4,7 +4,7 @@ calculations and the page builders alike)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -40,6 +40,13 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             values = [plain(v) for v in values]  # NA, None and numpy scalars inside
         columns.append(values)
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def among(column: pd.Series, values: Collection[Any]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """``column.isin(values)`` as a boolean array, by set lookups: pandas' string column
+    makes a pyarrow scalar of each value first, 18 times slower for 20,000 names."""
+    found = values if isinstance(values, (set, frozenset)) else set(values)
+    return np.fromiter((v in found for v in column.tolist()), dtype=bool, count=len(column))
 
 
 _MEMO: dict[tuple[int, str], tuple[object, Any]] = {}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from site_builder.frames import (
     RecordIndex,
+    among,
     column_array,
     positions_by,
     records,
@@ -113,3 +114,22 @@ def test_tables_share_one_string_object_a_value() -> None:
     assert next(iter(positions_by(other, "player"))) is a["player"]
     assert next(iter(row_hashes_by(other, "game_id"))) is a["game_id"]
     assert column_array(other["player"])[0] is a["player"]
+
+
+_NAMES = st.sampled_from(["Carlsen, M.", "Kasparov, G.", "Tal, M.", "Tal, M. x2", ""])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(_NAMES, st.none()), max_size=30),
+    st.sets(_NAMES, max_size=4),
+    st.sampled_from(["str", "object", "string[pyarrow]"]),
+)
+def test_among_is_isin(column: list[str | None], values: set[str], dtype: str) -> None:
+    """among() gives Series.isin's answer (missing values never among the names), as an
+    array of booleans, for every kind of string column and for a list of names too."""
+    series = pd.Series(column, dtype=dtype)
+    expected = series.isin(values).to_numpy(dtype=bool)
+    assert among(series, values).dtype == bool
+    assert among(series, values).tolist() == expected.tolist()
+    assert among(series, sorted(values)).tolist() == expected.tolist()

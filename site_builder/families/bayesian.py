@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder.config import BayesianSection
+from site_builder.frames import among
 from site_builder.metrics import bayesian, intrinsic
 from site_builder.metrics.bayesian import Candidates, Posterior
 from site_builder.metrics.intrinsic import Line
@@ -186,7 +187,7 @@ def compute(site: SiteData) -> BayesianResult:
     calibration = site.calibration_game_ids
     sides, side_groups = _sides(parts, site, calibration)
     settings_key = f"{site.cache.code}|{site.settings.digest('bayesian', 'intrinsic', 'analysis')}"
-    in_set = sides["game_id"][sides["game_id"].isin(calibration)]
+    in_set = sides["game_id"][among(sides["game_id"], calibration)]
     set_key = f"{site.cache.games_digest(in_set.astype(str))}|w{width}"
     groups, curves = site.cache.memoised(
         f"bayesian-groups|{settings_key}|{set_key}",

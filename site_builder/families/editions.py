@@ -36,6 +36,7 @@ from site_builder.config import EDITION_PERIODS
 from site_builder.families import bayesian as bayes_family
 from site_builder.families import intrinsic as ipr_family
 from site_builder.families import results as results_family
+from site_builder.frames import among
 from site_builder.incremental import digest
 from site_builder.memo import Kind, entry
 from site_builder.metrics import quality
@@ -322,7 +323,7 @@ def _kept_and_new(
     players = getattr(result, "players", None)
     if players is None or players.empty:
         return None
-    kept = players[~players["player"].isin(set(active))]
+    kept = players[~among(players["player"], set(active))]
     new = pd.DataFrame(new_rows, columns=list(players.columns))
     parts = [f for f in (kept, new) if len(f)]
     if not parts:

@@ -34,6 +34,7 @@ import pandas as pd
 
 from site_builder.config import IntrinsicSection
 from site_builder.forked import pool_map
+from site_builder.frames import among
 from site_builder.metrics import intrinsic
 from site_builder.metrics.intrinsic import Calibration, Fit, FloatArray, IntArray, Ipr, UnitTable
 from site_builder.partitions import PerPartition, array_header, write_side
@@ -632,7 +633,7 @@ def _compute(site: SiteData, groups: bool) -> IntrinsicResult:
     calibration_ids = site.calibration_game_ids
     units = _all_units([p.units for p in found])
     unit_games = units["game_id"].astype(str)
-    cal_games = unit_games[unit_games.isin(calibration_ids)]
+    cal_games = unit_games[among(unit_games, calibration_ids)]
     settings_key = site.settings.digest("intrinsic", "analysis")
     cal_key = f"{site.cache.code}|{settings_key}|{site.cache.games_digest(cal_games)}"
     part = site.cache.memoised(
@@ -750,7 +751,7 @@ def _calibration_turns(
     for i, p in enumerate(found):
         if len(p.bucket_meta) == 0:
             continue
-        keep = np.flatnonzero(p.bucket_meta["game_id"].astype(str).isin(calibration_ids))
+        keep = np.flatnonzero(among(p.bucket_meta["game_id"].astype(str), calibration_ids))
         if len(keep):
             parts.append((i, keep, p.bucket_meta.iloc[keep]))
     if not parts:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from site_builder.config import ResultsSection
 from site_builder.errors import ConfigError
+from site_builder.frames import among
 from site_builder.ingest.eco import lichess_table
 from site_builder.ingest.timecontrol import is_default
 from site_builder.memo import Kind, entry
@@ -163,7 +164,7 @@ def _game_rows(
     if rows_of is None:
         rows_of = games
     else:
-        updates = updates[updates["game_id"].isin({g.game_id for g in rows_of})]
+        updates = updates[among(updates["game_id"], {g.game_id for g in rows_of})]
     if material is None:
         material = game_materials(site, rows_of)
     facts = {

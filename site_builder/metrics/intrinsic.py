@@ -30,6 +30,7 @@ from scipy import optimize
 
 from site_builder.analysis.spec import board_from_key
 from site_builder.config import IntrinsicSection
+from site_builder.frames import among
 from site_builder.metrics.moves import candidate_scores
 
 FloatArray = NDArray[np.float64]
@@ -1339,7 +1340,7 @@ def rated_at_cuts(
         upto = rows[months <= as_of]
         counts = upto["player"].value_counts().to_dict()
         changed = sorted(p for p in players if last.get(p, (-1, None))[0] != counts.get(p, 0))
-        fresh = rate(upto[upto["player"].isin(changed)]) if changed else {}
+        fresh = rate(upto[among(upto["player"], changed)]) if changed else {}
         for p in changed:
             last[p] = (counts.get(p, 0), fresh.get(p))
         out[as_of] = {p: row for p in players if (row := last[p][1]) is not None}
