@@ -101,8 +101,11 @@ def _legacy_files(manifest: dict[str, Any]) -> set[str]:
     """The files a build of an earlier version (before the output record) wrote, as the
     build cache lists them (its manifest, or since the pages' digests have an entry of their
     own, that entry): its pages, page sets and the assets."""
-    files = set(manifest.get("pages") or {})
-    for _key, paths in (manifest.get("page_sets") or {}).values():
+    pages, page_sets = manifest.get("pages"), manifest.get("page_sets")
+    if not isinstance(pages, dict) or not isinstance(page_sets, dict | None):
+        return set()  # a build of this version writes its record: no legacy files
+    files = set(pages)
+    for _key, paths in (page_sets or {}).values():
         files.update(paths)
     return files | set(asset_files()) if files else set()
 

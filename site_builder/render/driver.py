@@ -29,6 +29,7 @@ from site_builder.incremental import (
 )
 from site_builder.memo import Kind, entry
 from site_builder.render.core_pages import store_fragments
+from site_builder.render.ledger import PageDigests, PageSetKeys
 from site_builder.render.output import (
     Remake,
     WorkerHooks,
@@ -71,9 +72,9 @@ def render_site(
     site: SiteData,
     families: list[Family],
     output_dir: Path,
-    old_digests: dict[str, str] | None = None,
+    old_digests: PageDigests | None = None,
     bytecode_dir: Path | None = None,
-    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    old_sets: PageSetKeys | None = None,
     workers: int = 1,
     old_files: set[str] | None = None,
     new_workers: NewWorkers | None = None,
@@ -111,7 +112,7 @@ def render_site(
             staging,
             common,
             output_dir,
-            old_digests or {},
+            old_digests or PageDigests(),
             shared,
             bytecode_dir,
             old_sets,

@@ -15,7 +15,7 @@ import functools
 import hashlib
 import os
 import pickle
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 import jinja2
 
 from site_builder.forked import ctrl_c_held, fork_pool, fresh_pool, release_free_memory
+from site_builder.render.ledger import PageDigests, PageSetKeys, PathSet, path_key
 from site_builder.render.writer import (
     WORK,
     Page,
@@ -114,8 +115,8 @@ class _Part:
     unchanged: int = 0
     changed: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
-    digests: dict[str, str] = field(default_factory=dict)
-    sets: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    digests: PageDigests = field(default_factory=PageDigests)
+    sets: PageSetKeys = field(default_factory=PageSetKeys)
     extra: Any = None  # what the worker hook harvested (fragments rendered on the way)
 
 
@@ -128,9 +129,9 @@ class _Job:
     common: dict[str, Any]
     before: str
     stage: str
-    old_files: set[str]
-    old_digests: dict[str, str]
-    old_sets: dict[str, tuple[str, list[str]]]
+    old_files: PathSet
+    old_digests: PageDigests
+    old_sets: PageSetKeys
     shared: str
     check: bool
     hooks: WorkerHooks | None = None
@@ -152,6 +153,8 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
     of every other share's)."""
     part = _Part()
     made: set[str] = set()  # folders created in staging
+    digests: dict[str, str] = {}  # the share's pages' (a table when the share ends)
+    sets: dict[str, tuple[str, list[str]]] = {}
     env, common, before, old_files = job.env, job.common, job.before, job.old_files
     assert env is not None
 
@@ -163,10 +166,12 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
 
     def emit(page: Page, digest: str | None) -> None:
         """Render and place ``page`` unless its digest or its bytes are the last build's."""
-        old = os.path.join(before, page.path) if page.path in old_files else None
+        path_of = path_key(page.path)
+        old = os.path.join(before, page.path) if old_files.has(path_of) else None
         if digest is not None:
-            part.digests[page.path] = digest
-        if digest is not None and old is not None and job.old_digests.get(page.path) == digest:
+            digests[page.path] = digest
+        row = job.old_digests.row_of(path_of) if digest is not None and old is not None else -1
+        if row >= 0 and job.old_digests.value(row) == digest:
             part.reused += 1
             part.unchanged += 1
             part.written.append(page.path)
@@ -190,12 +195,15 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
             continue
         key = None if item.key is None else _inputs_digest(item.key_value(), job.shared)
         last = None if item.key is None else job.old_sets.get(item.name)
-        reuse = (
-            key is not None
-            and last is not None
-            and last[0] == key
-            and all(p in job.old_digests and p in old_files for p in last[1])
-        )
+        rows: list[int] = []  # the old digests' rows of the set's pages
+        if key is not None and last is not None and last[0] == key:
+            for path in last[1]:
+                path_of = path_key(path)
+                row = job.old_digests.row_of(path_of)
+                if row < 0 or not old_files.has(path_of):
+                    break
+                rows.append(row)
+        reuse = last is not None and len(rows) == len(last[1]) and last[0] == key
         if not reuse or job.check:
             fresh = item.make()
             if item.release is not None:
@@ -209,7 +217,7 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
                     raise StalePageKey(f"{item.name}: unchanged key, changed pages {stale}")
             if not reuse:
                 if key is not None:
-                    part.sets[item.name] = (key, sorted(p.path for p in fresh))
+                    sets[item.name] = (key, sorted(p.path for p in fresh))
                 for page in fresh:
                     # A templated page of a remade set: its set's key changed, so its bytes
                     # almost always did; it is rendered without a digest of its context, and
@@ -223,15 +231,16 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
         if item.release is not None:
             item.release()
         assert last is not None
-        part.sets[item.name] = last
+        sets[item.name] = last
         part.sets_reused += 1
-        for path in last[1]:
-            part.digests[path] = job.old_digests[path]
+        for path, row in zip(last[1], rows, strict=True):
+            digests[path] = job.old_digests.value(row)
             part.reused += 1
             part.unchanged += 1
             part.written.append(path)
     # What the share's pages freed goes back to the system: a family's lists leave hundreds
     # of megabytes of freed heap at scale, which would stay in the process's RSS.
+    part.digests, part.sets = PageDigests(digests), PageSetKeys(sets)
     release_free_memory()
     if job.hooks is not None:
         part.extra = job.hooks.harvest()
@@ -335,16 +344,16 @@ def write_site(
     staging: Path,
     common: dict[str, Any],
     previous: Path,
-    old_digests: dict[str, str],
+    old_digests: PageDigests | Mapping[str, str],
     shared_digest: str,
     bytecode_dir: Path | None = None,
-    old_sets: dict[str, tuple[str, list[str]]] | None = None,
+    old_sets: PageSetKeys | Mapping[str, tuple[str, list[str]]] | None = None,
     env: jinja2.Environment | None = None,
     workers: int = 1,
     hooks: WorkerHooks | None = None,
     old_files: Collection[str] | None = None,
     remake: Remake | None = None,
-) -> tuple[WriteStats, dict[str, str], dict[str, tuple[str, list[str]]]]:
+) -> tuple[WriteStats, PageDigests, PageSetKeys]:
     """Write the pages and ``assets`` whose bytes differ from ``previous``'s into ``staging``.
 
     A :class:`PageSet` whose key digest equals the last build's (``old_sets``) is kept
@@ -363,9 +372,11 @@ def write_site(
         common=common,
         before=str(previous),
         stage=str(staging),
-        old_files=set((recorded_site(previous, WORK) or set()) if old_files is None else old_files),
-        old_digests=old_digests,
-        old_sets=old_sets or {},
+        old_files=PathSet.of(
+            (recorded_site(previous, WORK) or set()) if old_files is None else old_files
+        ),
+        old_digests=PageDigests.of(old_digests),
+        old_sets=PageSetKeys.of(old_sets),
         shared=shared_digest,
         check=os.environ.get(CHECK_KEYS) == "1",
         hooks=hooks,
@@ -378,8 +389,6 @@ def write_site(
     else:  # in shares too: the hooks run after each
         parts = [_write_share(job, share) for share in _shares(len(items), _SHARES_PER_PROCESS)]
     stats = WriteStats()
-    digests: dict[str, str] = {}
-    sets: dict[str, tuple[str, list[str]]] = {}
     written: set[str] = set()
     for part in parts:
         stats.rendered += part.rendered
@@ -387,8 +396,6 @@ def write_site(
         stats.sets_reused += part.sets_reused
         stats.unchanged += part.unchanged
         stats.changed += part.changed
-        digests.update(part.digests)
-        sets.update(part.sets)
         written.update(part.written)
     stats.changed.sort()
     stats.pages = len(written)
@@ -399,9 +406,11 @@ def write_site(
             _place(job.stage, path, data, made)
             stats.changed.append(path)
         written.add(path)
-    stats.removed = sorted(job.old_files - written)
+    stats.removed = sorted(p for p in job.old_files if p not in written)
     stats.files = sorted(written)
-    return stats, dict(sorted(digests.items())), dict(sorted(sets.items()))
+    digests = PageDigests.joined(part.digests for part in parts)
+    sets = PageSetKeys.joined(part.sets for part in parts)
+    return stats, digests, sets
 
 
 def asset_files() -> dict[str, bytes]:

@@ -1,0 +1,255 @@
+"""What the last build wrote, as the render looks it up: each page's digest, each page set's
+key and paths, the files on the output's record.
+
+Held as sorted arrays of the names' 128-bit hashes beside their values, not as Python dicts
+and sets of strings: at 30 times the demo (400,000 files), those took about 0.25 GB in each
+render process, and a render worker received them all. A name not in a table is found
+absent but with odds of 2^-128 per name.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import hashlib
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+_U64 = np.dtype(np.uint64)
+
+
+def path_key(name: str) -> tuple[int, int]:
+    """A name's 128-bit hash, as the tables find it (made once for a name looked up in
+    several tables)."""
+    h = hashlib.blake2b(name.encode(), digest_size=16).digest()
+    return int.from_bytes(h[:8], "big"), int.from_bytes(h[8:], "big")
+
+
+def _words(values: np.ndarray[Any, Any]) -> array.array[int]:
+    """64-bit words as an ``array``: bisect and indexing give Python ints, fast."""
+    out = array.array("Q")
+    out.frombytes(np.ascontiguousarray(values, dtype=_U64).tobytes())
+    return out
+
+
+class _Names:
+    """Names by their hash: :meth:`find` gives a name's row, or -1."""
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, hi: array.array[int], lo: array.array[int]) -> None:
+        self.hi, self.lo = hi, lo
+
+    @staticmethod
+    def order(names: list[str]) -> tuple[np.ndarray[Any, Any], _Names]:
+        """The rows' order by hash, and the sorted names."""
+        pairs = [path_key(n) for n in names]
+        hi = np.fromiter((p[0] for p in pairs), dtype=_U64, count=len(pairs))
+        lo = np.fromiter((p[1] for p in pairs), dtype=_U64, count=len(pairs))
+        order = np.lexsort((lo, hi))
+        return order, _Names(_words(hi[order]), _words(lo[order]))
+
+    @staticmethod
+    def joined(parts: list[_Names]) -> tuple[np.ndarray[Any, Any], _Names]:
+        """The rows of ``parts`` (one after the other) in hash order, and the names."""
+        hi = np.concatenate([np.frombuffer(p.hi, dtype=_U64) for p in parts])
+        lo = np.concatenate([np.frombuffer(p.lo, dtype=_U64) for p in parts])
+        order = np.lexsort((lo, hi))
+        return order, _Names(_words(hi[order]), _words(lo[order]))
+
+    def find(self, name: str) -> int:
+        return self.find_key(path_key(name))
+
+    def find_key(self, key: tuple[int, int]) -> int:
+        hi, lo = key
+        his, los = self.hi, self.lo
+        i = bisect.bisect_left(his, hi)
+        n = len(his)
+        while i < n and his[i] == hi:
+            if los[i] == lo:
+                return i
+            i += 1
+        return -1
+
+    def __len__(self) -> int:
+        return len(self.hi)
+
+    def same(self, other: _Names) -> bool:
+        return self.hi == other.hi and self.lo == other.lo
+
+
+def _texts(values: list[str]) -> np.ndarray[Any, Any]:
+    """Values (digests: no NUL at their end) as one fixed-width bytes array."""
+    return (
+        np.array([v.encode() for v in values], dtype=bytes) if values else np.zeros(0, dtype="S1")
+    )
+
+
+class PageDigests:
+    """Page path → the digest of what the page was made from (as :func:`write_site` keeps
+    it). Reads like a mapping; made from one."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, digests: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        pairs = list(digests.items() if isinstance(digests, Mapping) else digests)
+        order, self._names = _Names.order([p for p, _ in pairs])
+        self._values = _texts([pairs[i][1] for i in order.tolist()])
+
+    @staticmethod
+    def of(digests: PageDigests | Mapping[str, str] | None) -> PageDigests:
+        return digests if isinstance(digests, PageDigests) else PageDigests(digests or {})
+
+    @staticmethod
+    def joined(parts: Iterable[PageDigests]) -> PageDigests:
+        """One table of several with no path in two."""
+        parts = [p for p in parts if len(p)]
+        out = PageDigests()
+        if parts:
+            order, out._names = _Names.joined([p._names for p in parts])
+            out._values = np.concatenate([p._values for p in parts])[order]
+        return out
+
+    def get(self, path: str, default: str | None = None) -> str | None:
+        i = self._names.find(path)
+        return default if i < 0 else self._values[i].decode()
+
+    def row_of(self, key: tuple[int, int]) -> int:
+        """The row of the path of ``key`` (:func:`path_key`), or -1."""
+        return self._names.find_key(key)
+
+    def value(self, row: int) -> str:
+        return str(self._values[row].decode())
+
+    def __getitem__(self, path: str) -> str:
+        found = self.get(path)
+        if found is None:
+            raise KeyError(path)
+        return found
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._names.find(path) >= 0
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            other = PageDigests(other)
+        if not isinstance(other, PageDigests):
+            return NotImplemented
+        return self._names.same(other._names) and bool(np.array_equal(self._values, other._values))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class PageSetKeys:
+    """Page-set name → (its key's digest, the paths of its pages), as :func:`write_site`
+    keeps them. The paths of all sets are one block of text."""
+
+    __slots__ = ("_keys", "_names", "_paths", "_starts")
+
+    def __init__(
+        self,
+        sets: Mapping[str, tuple[str, list[str]]]
+        | Iterable[tuple[str, tuple[str, list[str]]]] = (),
+    ) -> None:
+        pairs = list(sets.items() if isinstance(sets, Mapping) else sets)
+        order, names = _Names.order([n for n, _ in pairs])
+        chosen = [pairs[i][1] for i in order.tolist()]
+        # Paths never hold a NUL (no file system allows one).
+        self._set(
+            names, _texts([key for key, _ in chosen]), ["\0".join(p).encode() for _, p in chosen]
+        )
+
+    def _set(self, names: _Names, keys: np.ndarray[Any, Any], texts: list[bytes]) -> None:
+        self._names, self._keys = names, keys
+        self._starts = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(t) for t in texts], out=self._starts[1:])
+        self._paths = b"".join(texts)
+
+    def _texts(self) -> list[bytes]:
+        starts = self._starts.tolist()
+        return [self._paths[a:b] for a, b in itertools.pairwise(starts)]
+
+    @staticmethod
+    def of(sets: PageSetKeys | Mapping[str, tuple[str, list[str]]] | None) -> PageSetKeys:
+        return sets if isinstance(sets, PageSetKeys) else PageSetKeys(sets or {})
+
+    @staticmethod
+    def joined(parts: Iterable[PageSetKeys]) -> PageSetKeys:
+        """One table of several with no set in two."""
+        parts = [p for p in parts if len(p)]
+        out = PageSetKeys()
+        if parts:
+            order, names = _Names.joined([p._names for p in parts])
+            keys = np.concatenate([p._keys for p in parts])[order]
+            texts = [t for p in parts for t in p._texts()]
+            out._set(names, keys, [texts[i] for i in order.tolist()])
+        return out
+
+    def get(self, name: str) -> tuple[str, list[str]] | None:
+        i = self._names.find(name)
+        if i < 0:
+            return None
+        text = self._paths[int(self._starts[i]) : int(self._starts[i + 1])].decode()
+        return self._keys[i].decode(), text.split("\0") if text else []
+
+    def __getitem__(self, name: str) -> tuple[str, list[str]]:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._names.find(name) >= 0
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            other = PageSetKeys(other)
+        if not isinstance(other, PageSetKeys):
+            return NotImplemented
+        return (
+            self._names.same(other._names)
+            and bool(np.array_equal(self._keys, other._keys))
+            and bool(np.array_equal(self._starts, other._starts))
+            and self._paths == other._paths
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class PathSet:
+    """The files of the last build on the output's record: ``in`` and iteration (in no
+    particular order), the paths held as one block of text."""
+
+    __slots__ = ("_names", "_paths", "_size")
+
+    def __init__(self, paths: Iterable[str] = ()) -> None:
+        chosen = sorted(set(paths))
+        self._names = _Names.order(chosen)[1]
+        self._size = len(chosen)
+        self._paths = "\0".join(chosen).encode()
+
+    @staticmethod
+    def of(paths: PathSet | Iterable[str]) -> PathSet:
+        return paths if isinstance(paths, PathSet) else PathSet(paths)
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and self._names.find(path) >= 0
+
+    def has(self, key: tuple[int, int]) -> bool:
+        """The path of ``key`` (:func:`path_key`) is in the set."""
+        return self._names.find_key(key) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths.decode().split("\0") if self._size else [])
+
+    def __len__(self) -> int:
+        return self._size
