@@ -36,6 +36,7 @@ from site_builder.incremental import (
 from site_builder.memo import Kind, entry
 from site_builder.partitions import dask_client, drop_unused
 from site_builder.render.driver import NewWorkers, render_site
+from site_builder.render.ledger import PageSetKeys
 from site_builder.render.output import asset_files, templates_digest
 from site_builder.render.writer import WORK, recover_output
 from site_builder.sitedata import SiteData
@@ -101,12 +102,13 @@ def _legacy_files(manifest: dict[str, Any]) -> set[str]:
     """The files a build of an earlier version (before the output record) wrote, as the
     build cache lists them (its manifest, or since the pages' digests have an entry of their
     own, that entry): its pages, page sets and the assets."""
-    pages, page_sets = manifest.get("pages"), manifest.get("page_sets")
-    if not isinstance(pages, dict) or not isinstance(page_sets, dict | None):
-        return set()  # a build of this version writes its record: no legacy files
-    files = set(pages)
-    for _key, paths in (page_sets or {}).values():
-        files.update(paths)
+    files = set(manifest.get("pages") or ())
+    page_sets = manifest.get("page_sets") or {}
+    if isinstance(page_sets, PageSetKeys):
+        files.update(page_sets.paths())
+    else:
+        for _key, paths in page_sets.values():
+            files.update(paths)
     return files | set(asset_files()) if files else set()
 
 

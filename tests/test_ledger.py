@@ -24,6 +24,7 @@ _DIGESTS = st.sampled_from(["", "0" * 40, "a1" * 20, "set " + "f" * 40, "é"])
 def test_page_digests_read_as_the_dict(digests: dict[str, str], others: list[str]) -> None:
     table = PageDigests(digests)
     assert len(table) == len(digests) and table == digests
+    assert sorted(table) == sorted(digests)
     for path, value in digests.items():
         assert path in table and table[path] == value and table.get(path) == value
     for path in others:
@@ -35,7 +36,7 @@ def test_page_digests_read_as_the_dict(digests: dict[str, str], others: list[str
     items = sorted(digests.items())
     half = len(items) // 2
     joined = PageDigests.joined([PageDigests(items[:half]), PageDigests(items[half:])])
-    assert joined == table
+    assert joined == table and sorted(joined) == sorted(digests)
     if digests:
         assert table != {**digests, next(iter(digests)): "changed"}
 
@@ -51,6 +52,7 @@ def test_page_digests_read_as_the_dict(digests: dict[str, str], others: list[str
 def test_page_set_keys_read_as_the_dict(sets: dict[str, tuple[str, list[str]]]) -> None:
     table = PageSetKeys(sets)
     assert len(table) == len(sets) and table == sets
+    assert sorted(table.paths()) == sorted(p for _, paths in sets.values() for p in paths)
     for name, (key, paths) in sets.items():
         assert name in table and table.get(name) == (key, paths) and table[name] == (key, paths)
     assert pickle.loads(pickle.dumps(table)) == table

@@ -90,14 +90,17 @@ def _texts(values: list[str]) -> np.ndarray[Any, Any]:
 
 class PageDigests:
     """Page path → the digest of what the page was made from (as :func:`write_site` keeps
-    it). Reads like a mapping; made from one."""
+    it). Reads like a mapping (iterating gives the paths, in no particular order); made from
+    one."""
 
-    __slots__ = ("_names", "_values")
+    __slots__ = ("_names", "_paths", "_values")
 
     def __init__(self, digests: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
         pairs = list(digests.items() if isinstance(digests, Mapping) else digests)
         order, self._names = _Names.order([p for p, _ in pairs])
-        self._values = _texts([pairs[i][1] for i in order.tolist()])
+        chosen = order.tolist()
+        self._values = _texts([pairs[i][1] for i in chosen])
+        self._paths = "\0".join(pairs[i][0] for i in chosen).encode()
 
     @staticmethod
     def of(digests: PageDigests | Mapping[str, str] | None) -> PageDigests:
@@ -111,7 +114,12 @@ class PageDigests:
         if parts:
             order, out._names = _Names.joined([p._names for p in parts])
             out._values = np.concatenate([p._values for p in parts])[order]
+            paths = [path for p in parts for path in p]
+            out._paths = "\0".join(paths[i] for i in order.tolist()).encode()
         return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths.decode().split("\0") if len(self) else [])
 
     def get(self, path: str, default: str | None = None) -> str | None:
         i = self._names.find(path)
@@ -209,6 +217,10 @@ class PageSetKeys:
 
     def __len__(self) -> int:
         return len(self._names)
+
+    def paths(self) -> list[str]:
+        """The paths of every set's pages."""
+        return [p for t in self._texts() if t for p in t.decode().split("\0")]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
