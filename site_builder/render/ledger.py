@@ -88,12 +88,36 @@ def _texts(values: list[str]) -> np.ndarray[Any, Any]:
     )
 
 
-class PageDigests:
+class _Table:
+    """A table by name (:class:`_Names`): ``in``, ``len`` and ``[name]`` from ``get``."""
+
+    __slots__ = ("_names",)
+    _names: _Names
+
+    def get(self, name: str) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, name: str) -> Any:
+        found = self.get(name)
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self._names.find(name) >= 0
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class PageDigests(_Table):
     """Page path → the digest of what the page was made from (as :func:`write_site` keeps
     it). Reads like a mapping (iterating gives the paths, in no particular order); made from
     one."""
 
-    __slots__ = ("_names", "_paths", "_values")
+    __slots__ = ("_paths", "_values")
 
     def __init__(self, digests: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
         pairs = list(digests.items() if isinstance(digests, Mapping) else digests)
@@ -132,18 +156,6 @@ class PageDigests:
     def value(self, row: int) -> str:
         return str(self._values[row].decode())
 
-    def __getitem__(self, path: str) -> str:
-        found = self.get(path)
-        if found is None:
-            raise KeyError(path)
-        return found
-
-    def __contains__(self, path: object) -> bool:
-        return isinstance(path, str) and self._names.find(path) >= 0
-
-    def __len__(self) -> int:
-        return len(self._names)
-
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
             other = PageDigests(other)
@@ -151,14 +163,12 @@ class PageDigests:
             return NotImplemented
         return self._names.same(other._names) and bool(np.array_equal(self._values, other._values))
 
-    __hash__ = None  # type: ignore[assignment]
 
-
-class PageSetKeys:
+class PageSetKeys(_Table):
     """Page-set name → (its key's digest, the paths of its pages), as :func:`write_site`
     keeps them. The paths of all sets are one block of text."""
 
-    __slots__ = ("_keys", "_names", "_paths", "_starts")
+    __slots__ = ("_keys", "_paths", "_starts")
 
     def __init__(
         self,
@@ -206,18 +216,6 @@ class PageSetKeys:
         text = self._paths[int(self._starts[i]) : int(self._starts[i + 1])].decode()
         return self._keys[i].decode(), text.split("\0") if text else []
 
-    def __getitem__(self, name: str) -> tuple[str, list[str]]:
-        found = self.get(name)
-        if found is None:
-            raise KeyError(name)
-        return found
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._names.find(name) >= 0
-
-    def __len__(self) -> int:
-        return len(self._names)
-
     def paths(self) -> list[str]:
         """The paths of every set's pages."""
         return [p for t in self._texts() if t for p in t.decode().split("\0")]
@@ -233,8 +231,6 @@ class PageSetKeys:
             and bool(np.array_equal(self._starts, other._starts))
             and self._paths == other._paths
         )
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class PathSet:

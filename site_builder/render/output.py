@@ -238,9 +238,9 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
             part.reused += 1
             part.unchanged += 1
             part.written.append(path)
+    part.digests, part.sets = PageDigests(digests), PageSetKeys(sets)
     # What the share's pages freed goes back to the system: a family's lists leave hundreds
     # of megabytes of freed heap at scale, which would stay in the process's RSS.
-    part.digests, part.sets = PageDigests(digests), PageSetKeys(sets)
     release_free_memory()
     if job.hooks is not None:
         part.extra = job.hooks.harvest()
