@@ -13,8 +13,9 @@ import array
 import bisect
 import hashlib
 import itertools
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -88,14 +89,33 @@ def _texts(values: list[str]) -> np.ndarray[Any, Any]:
     )
 
 
-class _Table:
-    """A table by name (:class:`_Names`): ``in``, ``len`` and ``[name]`` from ``get``."""
+class _Table(ABC):
+    """A table by name (:class:`_Names`): ``get``, ``in``, ``len`` and ``[name]`` from each
+    row's :meth:`value`."""
 
     __slots__ = ("_names",)
     _names: _Names
 
-    def get(self, name: str) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def __init__(self, value: Any = ()) -> None:
+        """Made from a mapping of names to values, or from (name, value) pairs."""
+
+    @abstractmethod
+    def value(self, row: int) -> Any:
+        """The value of ``row`` (a row :meth:`row_of` found)."""
+
+    @classmethod
+    def of(cls, value: Any) -> Self:
+        """``value`` itself if a table of this kind, else the table made from it (a dict)."""
+        return value if isinstance(value, cls) else cls(value or {})
+
+    def row_of(self, key: tuple[int, int]) -> int:
+        """The row of the name of ``key`` (:func:`path_key`), or -1."""
+        return self._names.find_key(key)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        i = self._names.find(name)
+        return default if i < 0 else self.value(i)
 
     def __getitem__(self, name: str) -> Any:
         found = self.get(name)
@@ -127,10 +147,6 @@ class PageDigests(_Table):
         self._paths = "\0".join(pairs[i][0] for i in chosen).encode()
 
     @staticmethod
-    def of(digests: PageDigests | Mapping[str, str] | None) -> PageDigests:
-        return digests if isinstance(digests, PageDigests) else PageDigests(digests or {})
-
-    @staticmethod
     def joined(parts: Iterable[PageDigests]) -> PageDigests:
         """One table of several with no path in two."""
         parts = [p for p in parts if len(p)]
@@ -144,14 +160,6 @@ class PageDigests(_Table):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths.decode().split("\0") if len(self) else [])
-
-    def get(self, path: str, default: str | None = None) -> str | None:
-        i = self._names.find(path)
-        return default if i < 0 else self._values[i].decode()
-
-    def row_of(self, key: tuple[int, int]) -> int:
-        """The row of the path of ``key`` (:func:`path_key`), or -1."""
-        return self._names.find_key(key)
 
     def value(self, row: int) -> str:
         return str(self._values[row].decode())
@@ -194,10 +202,6 @@ class PageSetKeys(_Table):
         return [self._paths[a:b] for a, b in itertools.pairwise(starts)]
 
     @staticmethod
-    def of(sets: PageSetKeys | Mapping[str, tuple[str, list[str]]] | None) -> PageSetKeys:
-        return sets if isinstance(sets, PageSetKeys) else PageSetKeys(sets or {})
-
-    @staticmethod
     def joined(parts: Iterable[PageSetKeys]) -> PageSetKeys:
         """One table of several with no set in two."""
         parts = [p for p in parts if len(p)]
@@ -209,12 +213,9 @@ class PageSetKeys(_Table):
             out._set(names, keys, [texts[i] for i in order.tolist()])
         return out
 
-    def get(self, name: str) -> tuple[str, list[str]] | None:
-        i = self._names.find(name)
-        if i < 0:
-            return None
-        text = self._paths[int(self._starts[i]) : int(self._starts[i + 1])].decode()
-        return self._keys[i].decode(), text.split("\0") if text else []
+    def value(self, row: int) -> tuple[str, list[str]]:
+        text = self._paths[int(self._starts[row]) : int(self._starts[row + 1])].decode()
+        return self._keys[row].decode(), text.split("\0") if text else []
 
     def paths(self) -> list[str]:
         """The paths of every set's pages."""
@@ -240,10 +241,10 @@ class PathSet:
     __slots__ = ("_names", "_paths", "_size")
 
     def __init__(self, paths: Iterable[str] = ()) -> None:
-        chosen = sorted(set(paths))
-        self._names = _Names.order(chosen)[1]
-        self._size = len(chosen)
-        self._paths = "\0".join(chosen).encode()
+        distinct = list(set(paths))
+        order, self._names = _Names.order(distinct)
+        self._size = len(distinct)
+        self._paths = "\0".join(distinct[i] for i in order.tolist()).encode()
 
     @staticmethod
     def of(paths: PathSet | Iterable[str]) -> PathSet:

@@ -162,7 +162,7 @@ def _write_share(job: _Job, indices: Sequence[int]) -> _Part:
         if page.template:
             old = os.path.join(before, page.path)
             return page.path in old_files and _same_bytes(old, page_bytes(page, env, common))
-        return _page_digest(page, job.shared) == job.old_digests.get(page.path)
+        return bool(_page_digest(page, job.shared) == job.old_digests.get(page.path))
 
     def emit(page: Page, digest: str | None) -> None:
         """Render and place ``page`` unless its digest or its bytes are the last build's."""
