@@ -63,13 +63,11 @@ class BayesianResult:
     width: int = 0
 
 
-def _post_row(p: Posterior | None, units: pd.DataFrame, status: str) -> dict[str, Any]:
-    elos = intrinsic.elo_values(units["player_elo"]) if len(units) else np.zeros(0)
-    elos = elos[~np.isnan(elos)]
+def _post_row(p: Posterior | None, units: intrinsic.UnitColumns, status: str) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "turns": int(units["turns"].sum()) if len(units) else 0,
-        "games": int(units["game_id"].nunique()) if len(units) else 0,
-        "mean_elo": float(elos.mean()) if len(elos) else float("nan"),
+        "turns": units.total_turns(),
+        "games": units.games(),
+        "mean_elo": units.mean_elo(),
         "c": float("nan"),
         "sd": float("nan"),
         "c_lo": float("nan"),
@@ -342,14 +340,8 @@ class _TurnIndex:
             )
         }
 
-    def turns(self, units: pd.DataFrame) -> np.ndarray[Any, Any]:
-        parts = [
-            self.order[a:b]
-            for a, b in (
-                self.slices[(str(g), str(p))]
-                for g, p in zip(units["game_id"], units["player"], strict=True)
-            )
-        ]
+    def turns(self, units: intrinsic.UnitColumns) -> np.ndarray[Any, Any]:
+        parts = [self.order[a:b] for a, b in (self.slices[key] for key in units.sides())]
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
@@ -363,11 +355,14 @@ def _part_sides(
     """The posterior of every game side (a player's turns in one game) of the partition, in
     (game, player) order, and the side's Elo group (its first turn in one)."""
     rows, groups = [], []
+    # Each side's values from its first turn (``.array[i]`` gives what ``iloc`` gives).
+    player_elo, opponent_elo = meta["player_elo"].array, meta["opponent_elo"].array
+    year = meta["year"].array
     for gid, player in sorted(index.slices):
         a, b = index.slices[(gid, player)]
         idx = np.sort(index.order[a:b])
         p = bayesian.posterior(cand.take(idx), cfg)
-        first = meta.iloc[int(idx[0])]
+        first = int(idx[0])
         rows.append(
             {
                 "game_id": gid,
@@ -379,9 +374,9 @@ def _part_sides(
                 "c_hi": p.hi,
                 "edge": p.edge,
                 "score": None,
-                "player_elo": first["player_elo"],
-                "opponent_elo": first["opponent_elo"],
-                "year": first["year"],
+                "player_elo": player_elo[first],
+                "opponent_elo": opponent_elo[first],
+                "year": year[first],
             }
         )
         found = group[idx][~np.isnan(group[idx])]
@@ -417,10 +412,11 @@ def _post_rows(
     """Posterior rows of groups of game sides (``units`` rows at the given positions); each
     group's games into ``games``."""
     out = []
+    columns = intrinsic.UnitColumns.of(units)
     for gid, extra, at in groups:
-        g = units.iloc[at]
-        games[gid] = g["game_id"].astype(str).tolist()
-        turns = int(g["turns"].sum())
+        g = columns.at(at)
+        games[gid] = g.game_id.tolist()
+        turns = g.total_turns()
         if turns < cfg.min_turns:
             row = _post_row(None, g, f"n/a: {turns} turns; the list needs {cfg.min_turns}")
         else:

@@ -241,10 +241,11 @@ def partition_ratings(
     units = found[1]
     players = _window_rows(table, cal, units, cfg, cal_status)
     dated = units[units["year"].notna()]
+    columns = intrinsic.UnitColumns.of(dated)
     years = []
     for (name, year), at in intrinsic.group_positions(dated, ["player", "year"]).items():
         gid = f"year|{name}|{int(str(year))}"
-        row = _ipr_row(table, cal, dated.iloc[at], gid, cfg, cal_status)
+        row = _ipr_row(table, cal, columns.at(at), gid, cfg, cal_status)
         years.append({**row, "player": str(name), "year": int(str(year))})
     return PartitionRatings(players, years, list(table.keys) if table is not None else [])
 
@@ -323,9 +324,10 @@ def _window_rows(
     """The IPR of each player's rating window (their last ``window_months`` of ``units``)."""
     win = intrinsic.player_windows(units, cfg.window_months)
     window_from, window_to = win["window_from"].to_numpy(), win["window_to"].to_numpy()
+    columns = intrinsic.UnitColumns.of(win)
     players = {}
     for name, at in intrinsic.group_positions(win, "player").items():
-        row = _ipr_row(table, cal, win.iloc[at], f"player|{name}", cfg, cal_status)
+        row = _ipr_row(table, cal, columns.at(at), f"player|{name}", cfg, cal_status)
         row.update(
             player=str(name), window_from=str(window_from[at[0]]), window_to=str(window_to[at[0]])
         )
@@ -527,8 +529,8 @@ class _GroupTask:
     cal: Calibration
     cfg: IntrinsicSection
     cal_status: str
-    #: group id, its units sorted and where each is, and its units' rows (:func:`_ipr_row`)
-    groups: list[tuple[str, list[tuple[str, str]], IntArray, pd.DataFrame]]
+    #: group id, its units sorted and where each is, and its units (:func:`_ipr_row`)
+    groups: list[tuple[str, list[tuple[str, str]], IntArray, intrinsic.UnitColumns]]
 
 
 def _rate_groups(task: _GroupTask) -> list[dict[str, Any]]:
@@ -536,9 +538,9 @@ def _rate_groups(task: _GroupTask) -> list[dict[str, Any]]:
     opened = _Opened()
     out = []
     try:
-        for gid, keys, found, frame in task.groups:
+        for gid, keys, found, units in task.groups:
             table = _read_table(task.folders, task.grid, keys, found, opened)
-            out.append(_ipr_row(table, task.cal, frame, gid, task.cfg, task.cal_status))
+            out.append(_ipr_row(table, task.cal, units, gid, task.cfg, task.cal_status))
     finally:
         opened.close()
     return out
@@ -551,18 +553,16 @@ GROUP_CHUNK_UNITS = 4_000
 def _ipr_row(
     res_table: UnitTable | None,
     cal: Calibration | None,
-    units: pd.DataFrame,
+    units: intrinsic.UnitColumns,
     key: str,
     cfg: IntrinsicSection,
     cal_status: str,
 ) -> dict[str, Any]:
-    turns = int(units["turns"].sum())
-    games = int(units["game_id"].nunique())
-    elos = units["player_elo"].dropna().astype(float)
+    turns = units.total_turns()
     row: dict[str, Any] = {
         "turns": turns,
-        "games": games,
-        "mean_elo": float(elos.mean()) if len(elos) else float("nan"),
+        "games": units.games(),
+        "mean_elo": units.mean_elo(),
         "ipr": float("nan"),
         "ipr_lo": float("nan"),
         "ipr_hi": float("nan"),
@@ -574,10 +574,9 @@ def _ipr_row(
     elif turns < cfg.ipr_min_turns:
         row["status"] = f"n/a: {turns} turns; an IPR needs {cfg.ipr_min_turns}"
     else:
-        keys = list(zip(units["game_id"].astype(str), units["player"].astype(str), strict=True))
         found: Ipr = intrinsic.ipr(
             res_table,
-            keys,
+            units.sides(),
             cal,
             cal.method,
             cfg.bootstrap,
@@ -875,8 +874,6 @@ def _calibration_table(
 
 #: group id → row positions of its units
 _Positions = dict[str, IntArray]
-#: What :func:`_ipr_row` reads of a group's units.
-_GROUP_COLUMNS = ["game_id", "player", "turns", "player_elo"]
 
 
 def _player_rows(
@@ -945,28 +942,24 @@ def _event_rows(
             pid = f"event|{ev}|{who}"
             events[pid] = pr
             pl_meta.append((pid, str(ev), str(who)))
-    game_ids, players = (
-        keyed["game_id"].astype(str).to_numpy(),
-        keyed["player"].astype(str).to_numpy(),
-    )
+    columns = intrinsic.UnitColumns.of(keyed)
 
     def compute(missing: list[str]) -> dict[str, dict[str, Any]]:
         if not tables or cal is None:
             return {
-                gid: _ipr_row(None, cal, keyed.iloc[events[gid]], gid, cfg, cal_status)
+                gid: _ipr_row(None, cal, columns.at(events[gid]), gid, cfg, cal_status)
                 for gid in missing
             }
         # Each group's rows are read from the tables on disk in the workers, a chunk of
         # groups (in id order, so an event and its players together) per task.
-        shown = keyed[_GROUP_COLUMNS]
         tasks: list[_GroupTask] = []
-        chunk: list[tuple[str, list[tuple[str, str]], IntArray, pd.DataFrame]] = []
+        chunk: list[tuple[str, list[tuple[str, str]], IntArray, intrinsic.UnitColumns]] = []
         size = 0
         for i, gid in enumerate(missing):
-            at = events[gid]
-            keys, found = tables.locate(list(zip(game_ids[at], players[at], strict=True)))
-            chunk.append((gid, keys, found, shown.iloc[at]))
-            size += len(at)
+            group = columns.at(events[gid])
+            keys, found = tables.locate(group.sides())
+            chunk.append((gid, keys, found, group))
+            size += len(group.turns)
             if size >= GROUP_CHUNK_UNITS or i == len(missing) - 1:
                 tasks.append(_GroupTask(tables.folders, tables.grid, cal, cfg, cal_status, chunk))
                 chunk, size = [], 0

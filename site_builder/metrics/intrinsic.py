@@ -1274,6 +1274,51 @@ SEED_TABLE_2006: tuple[tuple[float, ...], ...] = (
 # --------------------------------------------------------------------------- groups of turns
 
 
+@dataclass(frozen=True)
+class UnitColumns:
+    """What a group's row reads of its units (a player's turns in one game), as arrays: a
+    group's units are read by their positions, not as a frame taken from the units (that
+    took about 0.15 ms a group, and reading its columns as much again)."""
+
+    game_id: NDArray[np.object_]
+    player: NDArray[np.object_]
+    turns: IntArray
+    player_elo: FloatArray  # NaN: missing
+
+    @classmethod
+    def of(cls, units: pd.DataFrame) -> UnitColumns:
+        return cls(
+            units["game_id"].astype(str).to_numpy(dtype=object),
+            units["player"].astype(str).to_numpy(dtype=object),
+            units["turns"].to_numpy(dtype=np.int64),
+            elo_values(units["player_elo"]),
+        )
+
+    def at(self, positions: IntArray) -> UnitColumns:
+        """The units at ``positions``, in that order."""
+        return UnitColumns(
+            self.game_id[positions],
+            self.player[positions],
+            self.turns[positions],
+            self.player_elo[positions],
+        )
+
+    def total_turns(self) -> int:
+        return int(self.turns.sum())
+
+    def games(self) -> int:
+        return len(set(self.game_id.tolist()))
+
+    def mean_elo(self) -> float:
+        """The mean of the known Elos (NaN: none known)."""
+        known = self.player_elo[~np.isnan(self.player_elo)]
+        return float(known.mean()) if len(known) else float("nan")
+
+    def sides(self) -> list[tuple[str, str]]:
+        """Each unit's (game_id, player)."""
+        return list(zip(self.game_id.tolist(), self.player.tolist(), strict=True))
+
+
 def unit_frame(meta: pd.DataFrame) -> pd.DataFrame:
     """One row per unit (a player's turns in one game): game_id, player, turns, months,
     year, player_elo, opponent_elo; sorted by (player, months, game_id)."""
