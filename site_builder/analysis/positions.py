@@ -55,10 +55,10 @@ def repetition_key(board: chess.Board) -> tuple[object, ...]:
 
 def legal_move_count(board: chess.Board) -> int:
     """``board.legal_moves.count()``, counted on bitboards instead of made move by move (12.6
-    against 28.6 µs a position of the demo's games): outside check a piece's moves are its attacks (a pinned piece's
-    along its pin), each pawn promotion counts four, a king's move counts when its square is
-    not attacked; castling, en passant and positions in check (few) are left to python-chess's
-    own generators, which the counts mirror."""
+    against 28.6 µs a position of the demo's games): outside check a piece's moves are its
+    attacks (a pinned piece's along its pin), each pawn promotion counts four, a king's move
+    counts when its square is not attacked; castling, en passant and positions in check
+    (few) are left to python-chess's own generators, which the counts mirror."""
     us = board.turn
     king = board.king(us)
     if king is None or board.checkers_mask():
