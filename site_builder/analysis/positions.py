@@ -61,7 +61,7 @@ def legal_move_count(board: chess.Board) -> int:
     (few) are left to python-chess's own generators, which the counts mirror."""
     us = board.turn
     king = board.king(us)
-    if king is None or board.checkers_mask():
+    if king is None or board.attackers_mask(not us, king):  # in check (the king found once)
         return board.legal_moves.count()
     ours, theirs, occupied = board.occupied_co[us], board.occupied_co[not us], board.occupied
     pinned = _pinned(board, king, ours)
