@@ -41,7 +41,7 @@ from site_builder.render.output import asset_files, templates_digest
 from site_builder.render.writer import WORK, recover_output
 from site_builder.sitedata import SiteData
 from site_builder.stats import BuildStats, Clock
-from site_builder.targets import OUTPUT_RECORD, check_location, output_record
+from site_builder.targets import OUTPUT_RECORD, check_location, held, output_record
 from site_builder.updates import advance, keep, report
 
 #: The manifest entries every family's numbers depend on (besides code and settings).
@@ -123,14 +123,45 @@ def build(
     echo: Echo = print,
     scheduler: str | None = None,
 ) -> BuildStats:
-    """The whole build. Skips metrics and pages when nothing changed since the last one."""
-    stats = BuildStats()
+    """The whole build. Skips metrics and pages when nothing changed since the last one.
+    The output folder and the build cache are held by this build alone while it runs."""
     cache_dir = cache_dir or default_cache_dir(content_dir)
-    if not analyse_only:  # refused before anything is touched; then a failed build undone
-        check_location(output_dir, "output", protected_folders(content_dir, cache_dir))
-        recover_output(output_dir)
-        if not (output_dir / OUTPUT_RECORD).is_file() and not (output_dir / "index.html").exists():
-            output_record(output_dir, WORK)  # refuses a non-empty folder that is not a site
+    with contextlib.ExitStack() as folders:
+        if not analyse_only:  # refused before anything is touched; then a failed build undone
+            check_location(output_dir, "output", protected_folders(content_dir, cache_dir))
+            folders.enter_context(held(output_dir, "output folder"))
+        folders.enter_context(held(build_cache_dir(cache_dir), "build cache"))
+        if not analyse_only:
+            recover_output(output_dir)
+            if (
+                not (output_dir / OUTPUT_RECORD).is_file()
+                and not (output_dir / "index.html").exists()
+            ):
+                output_record(output_dir, WORK)  # refuses a non-empty folder that is not a site
+        return _build(
+            content_dir,
+            output_dir,
+            settings,
+            cache_dir,
+            analyse_only=analyse_only,
+            progress=progress,
+            echo=echo,
+            scheduler=scheduler,
+        )
+
+
+def _build(
+    content_dir: Path,
+    output_dir: Path,
+    settings: Settings,
+    cache_dir: Path,
+    *,
+    analyse_only: bool,
+    progress: bool,
+    echo: Echo,
+    scheduler: str | None,
+) -> BuildStats:
+    stats = BuildStats()
     with (
         BuildCache(build_cache_dir(cache_dir), stamp=True) as build_cache,
         contextlib.ExitStack() as stack,

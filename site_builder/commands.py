@@ -107,12 +107,21 @@ def _print_timing(stats: BuildStats) -> None:
         print(f"Engine: {stats.searches} searches, {stats.engine_seconds:.0f} s of engine time.")
 
 
-def serve(output: Path, bind: str, port: int) -> int:
+def recover_unless_building(output: Path) -> None:
+    """A build killed halfway in ``output``: the previous site put back, whole. A build still
+    running there (it holds the folder) is left alone."""
     from site_builder.render.writer import recover_output
+    from site_builder.targets import FolderInUseError, held
+
+    with contextlib.suppress(FolderInUseError), held(output, "output folder", make=False):
+        recover_output(output)
+
+
+def serve(output: Path, bind: str, port: int) -> int:
     from site_builder.targets import check_location
 
     check_location(output, "output", {})
-    recover_output(output)  # a build killed halfway: the previous site, whole
+    recover_unless_building(output)
     if not (output / "index.html").exists():
         print(
             f"site-builder: {output}/index.html not found; run `site-builder build` first.",
@@ -345,7 +354,22 @@ def analysis(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def calibrate(args: argparse.Namespace, settings: Settings) -> int:
-    """Rebuild the intrinsic ratings' Elo calibration: print it, write its page and data."""
+    """Rebuild the intrinsic ratings' Elo calibration: print it, write its page and data.
+    The output folder and the build cache are held by it alone while it runs, as by a
+    build."""
+    from site_builder.targets import check_location, held
+
+    # The pages go into a site this tool made (or an empty folder), never elsewhere.
+    protected = builder.protected_folders(args.content, _cache_dir(args))
+    check_location(args.output, "output", protected)
+    with (
+        held(args.output, "output folder"),
+        held(stage.build_cache_dir(_cache_dir(args)), "build cache"),
+    ):
+        return _calibrate(args, settings)
+
+
+def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
     import dataclasses
 
     from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
@@ -356,11 +380,8 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from site_builder.forked import processes, worker_pool
     from site_builder.render import intrinsic_pages
     from site_builder.render.writer import WORK, environment, page_bytes, write_file
-    from site_builder.targets import OUTPUT_RECORD, check_location, output_record, write_record
+    from site_builder.targets import OUTPUT_RECORD, output_record, write_record
 
-    # The pages go into a site this tool made (or an empty folder), never elsewhere.
-    protected = builder.protected_folders(args.content, _cache_dir(args))
-    check_location(args.output, "output", protected)
     previous = output_record(args.output, WORK)
     changes: dict[str, object] = {}
     if args.method:

@@ -10,6 +10,7 @@ and output folders (and their parents and sub-folders) always are.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Mapping
@@ -25,6 +26,7 @@ from site_builder.targets import (
     check_location,
     entries,
     existing_files,
+    held,
     inside,
     read_record,
     write_record,
@@ -89,7 +91,14 @@ def publish(
     if force is not None and not forced:
         raise UnsafeFolderError(f"--force {force} does not name the target {target}.")
     check_location(output, "output", {})
-    files = site_files(output)
+    with contextlib.ExitStack() as folders:  # no build changes either while it copies
+        folders.enter_context(held(output, "output folder", make=False))
+        files = site_files(output)
+        folders.enter_context(held(target, "publish target"))
+        return _copy(output, target, files, delete, forced)
+
+
+def _copy(output: Path, target: Path, files: list[str], delete: bool, forced: bool) -> PublishStats:
     recorded = read_record(target, PUBLISH_RECORD)
     if recorded is None and entries(target) and not forced:
         raise UnsafeFolderError(

@@ -11,10 +11,16 @@ that holds its content), and so is a non-empty folder without the record.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock
+    fcntl = None  # type: ignore[assignment]
 
 from site_builder import __version__
 from site_builder.errors import SiteBuilderError
@@ -28,6 +34,47 @@ TOOL = "site-builder"
 
 class UnsafeFolderError(SiteBuilderError, ValueError):
     """A folder the build or publish must not write into; the message names it and why."""
+
+
+class FolderInUseError(SiteBuilderError, RuntimeError):
+    """Another site-builder command holds the folder (see :func:`held`)."""
+
+
+@contextlib.contextmanager
+def held(folder: Path, role: str, make: bool = True) -> Iterator[None]:
+    """``folder`` held by this command alone while it runs: an advisory lock (``flock``) on
+    the folder itself, so nothing is written into it and the lock goes with the process
+    however it ends. A second command on the same folder stops at once, before it touches
+    anything: otherwise its recovery would take the first one's staging and journal for a
+    killed build's, and delete or undo them.
+
+    A missing folder is made (with its missing parents), and removed again at the end if
+    the command left it empty (a build that failed before writing leaves nothing); with
+    ``make`` False it is not held."""
+    if fcntl is None or not (make or folder.is_dir()):
+        yield
+        return
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            made = []  # the holder's now
+            raise FolderInUseError(
+                f"the {role} {folder} is in use by another site-builder command still "
+                "running (a build, analysis or publish); wait for it to end, or stop it, then "
+                "run this one again."
+            ) from None
+        yield
+    finally:
+        for path in made:  # innermost first; a folder holding anything stays
+            try:
+                path.rmdir()
+            except OSError:
+                break
+        os.close(fd)
 
 
 class NotBuiltError(SiteBuilderError, FileNotFoundError):
