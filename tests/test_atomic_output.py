@@ -56,29 +56,39 @@ def _build(content: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-@requires_engine
-def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
+def built_then_renamed(tmp_path: Path) -> tuple[Path, Path, Path, dict[str, bytes]]:
+    """The small site built into ``tmp_path/output``, then its title changed, so the next
+    build renders every page again: the content, output and cache folders and the site."""
     content = tmp_path / "content"
     shutil.copytree(DATA / "small-site", content)
     out, cache = tmp_path / "output", tmp_path / "cache"
     first = _build(content, out, cache)
     assert first.wait(timeout=900) == 0, _errors(first)
-    previous = _tree(out)
     assert not (out / WORK).exists()
-
-    # A new site title changes every page: the next build re-renders all of them.
     toml = content / "site.toml"
     toml.write_text(toml.read_text().replace('title = "', 'title = "Renamed: ', 1))
-    staging = out / WORK / "staging"
-    second = _build(content, out, cache)
+    return content, out, cache, _tree(out)
+
+
+def in_render(proc: subprocess.Popen[bytes], out: Path, pages: int) -> bool:
+    """Whether the build ``proc`` reached its render (more than ``pages`` game pages in its
+    staging folder) while still running; polled every 5 ms."""
+    games = out / WORK / "staging" / "games"
     deadline = time.monotonic() + 900
-    while second.poll() is None and time.monotonic() < deadline:
-        # Kill once the render phase has written some pages into the staging folder.
-        if staging.is_dir() and len(list((staging / "games").glob("*.html"))) > 20:
-            workers = _children(second.pid)
-            os.kill(second.pid, signal.SIGKILL)
-            break
-        time.sleep(0.01)
+    while proc.poll() is None and time.monotonic() < deadline:
+        if games.is_dir() and len(list(games.glob("*.html"))) > pages:
+            return True
+        time.sleep(0.005)
+    return False
+
+
+@requires_engine
+def test_kill_during_render_leaves_the_previous_site(tmp_path: Path) -> None:
+    content, out, cache, previous = built_then_renamed(tmp_path)
+    second = _build(content, out, cache)
+    if in_render(second, out, 20):  # some pages staged: kill it
+        workers = _children(second.pid)
+        os.kill(second.pid, signal.SIGKILL)
     assert second.wait(timeout=60) == -signal.SIGKILL, "the build ended before the render"
     assert _outside_work(_tree(out)) == previous  # the site; staging stays till the next build
     # The render workers (on a machine with more than one core) die with the build.

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,8 +19,8 @@ from site_builder.cli import main
 from site_builder.commands import recover_unless_building
 from site_builder.render.writer import WORK
 from site_builder.targets import OUTPUT_RECORD, FolderInUseError, held
-from tests.conftest import DATA, requires_engine
-from tests.test_atomic_output import _build, _children, _errors
+from tests.conftest import requires_engine
+from tests.test_atomic_output import _build, _children, _errors, built_then_renamed, in_render
 from tests.test_incremental import _tree
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
@@ -40,16 +38,10 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 def _stopped_in_render(content: Path, out: Path, cache: Path) -> subprocess.Popen[bytes]:
     """A real build, stopped (SIGSTOP, with its workers) once it has staged some pages."""
     proc = _build(content, out, cache)
-    staging = out / WORK / "staging"
-    deadline = time.monotonic() + 900
-    while proc.poll() is None and time.monotonic() < deadline:
-        if staging.is_dir() and len(list((staging / "games").glob("*.html"))) > 5:
-            os.kill(proc.pid, signal.SIGSTOP)
-            for pid in _children(proc.pid):
-                os.kill(pid, signal.SIGSTOP)
-            return proc
-        time.sleep(0.005)
-    raise AssertionError(f"the build ended before its render: {_errors(proc)}")
+    assert in_render(proc, out, 5), f"the build ended before its render: {_errors(proc)}"
+    for pid in [proc.pid, *_children(proc.pid)]:
+        os.kill(pid, signal.SIGSTOP)
+    return proc
 
 
 def _resume(proc: subprocess.Popen[bytes]) -> None:
@@ -59,15 +51,7 @@ def _resume(proc: subprocess.Popen[bytes]) -> None:
 
 @requires_engine
 def test_a_second_command_while_a_build_runs_stops_and_touches_nothing(tmp_path: Path) -> None:
-    content = tmp_path / "content"
-    shutil.copytree(DATA / "small-site", content)
-    out, cache = tmp_path / "output", tmp_path / "cache"
-    first = _build(content, out, cache)
-    assert first.wait(timeout=900) == 0, _errors(first)
-    previous = _tree(out)
-
-    toml = content / "site.toml"  # a new title: every page is rendered again
-    toml.write_text(toml.read_text().replace('title = "', 'title = "Renamed: ', 1))
+    content, out, cache, previous = built_then_renamed(tmp_path)
     running = _stopped_in_render(content, out, cache)
     try:
         staged = _tree(out / WORK)
