@@ -5,6 +5,7 @@ killed build's and deleted or undid them."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -39,14 +40,14 @@ def _stopped_in_render(content: Path, out: Path, cache: Path) -> subprocess.Pope
     """A real build, stopped (SIGSTOP, with its workers) once it has staged some pages."""
     proc = _build(content, out, cache)
     assert in_render(proc, out, 5), f"the build ended before its render: {_errors(proc)}"
-    for pid in [proc.pid, *_children(proc.pid)]:
-        os.kill(pid, signal.SIGSTOP)
+    _signal_all(proc, signal.SIGSTOP)
     return proc
 
 
-def _resume(proc: subprocess.Popen[bytes]) -> None:
-    for pid in [proc.pid, *_children(proc.pid)]:
-        os.kill(pid, signal.SIGCONT)
+def _signal_all(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    for pid in [*_children(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
 
 
 @requires_engine
@@ -80,8 +81,11 @@ def test_a_second_command_while_a_build_runs_stops_and_touches_nothing(tmp_path:
         assert _tree(out / WORK) == staged
         assert _tree(out) == {**previous, **{f"{WORK}/{k}": v for k, v in staged.items()}}
         assert not [p.name for p in tmp_path.iterdir() if p.name in {"www", "cache-2", "out-2"}]
-    finally:
-        _resume(running)
+    except BaseException:
+        _signal_all(running, signal.SIGKILL)  # stopped or not, none of it outlives the test
+        running.wait(timeout=60)
+        raise
+    _signal_all(running, signal.SIGCONT)
     assert running.wait(timeout=900) == 0, _errors(running)
     assert not (out / WORK).exists()
     assert "Renamed: " in (out / "index.html").read_text()
@@ -101,14 +105,16 @@ def test_the_lock_goes_with_a_killed_holder(tmp_path: Path) -> None:
          "    print('held', flush=True); time.sleep(600)", str(out)],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-    with (
-        pytest.raises(FolderInUseError, match=r"the output folder .* is in use"),
-        held(out, "output folder"),
-    ):
-        pass
-    holder.kill()
-    holder.wait(timeout=30)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with (
+            pytest.raises(FolderInUseError, match=r"the output folder .* is in use"),
+            held(out, "output folder"),
+        ):
+            pass
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
     with held(out, "output folder"):  # a killed build's lock does not outlive it
         pass
 
