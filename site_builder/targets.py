@@ -67,6 +67,8 @@ def held(folder: Path, role: str, make: bool = True) -> Iterator[None]:
                 "running (a build, analysis, calibration or publish); wait for it to end, or "
                 "stop it, then run this one again."
             ) from None
+        except OSError:  # a file system without locks (ENOLCK, EOPNOTSUPP): unlocked, as before
+            pass
         yield
     finally:
         for path in made:  # innermost first; a folder holding anything stays

@@ -6,6 +6,7 @@ killed build's and deleted or undid them."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ from tests.conftest import requires_engine
 from tests.test_atomic_output import _build, _children, _errors, built_then_renamed, in_render
 from tests.test_incremental import _tree
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+fcntl = pytest.importorskip("fcntl", reason="flock is POSIX")
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -137,6 +138,18 @@ def test_held_makes_a_missing_folder_and_removes_it_when_left_empty(tmp_path: Pa
     with held(tmp_path / "theirs", "output folder"):
         pass
     assert (tmp_path / "theirs").is_dir()  # not made by it: stays, empty or not
+
+
+def test_a_file_system_without_locks_still_builds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", refused)
+    with held(tmp_path / "site", "output folder"), held(tmp_path / "site", "output folder"):
+        (tmp_path / "site" / "index.html").write_text("made")  # unlocked, as before the lock
+    assert (tmp_path / "site" / "index.html").is_file()
 
 
 def test_a_killed_build_is_still_rolled_back_when_no_build_runs(tmp_path: Path) -> None:
