@@ -204,11 +204,14 @@ def _check_cache(cache_dir: Path) -> int:
 def _salvage_cache(cache_dir: Path) -> int:
     """``doctor --salvage``: a fresh cache from the readable entries of a corrupt one."""
     from site_builder.analysis.cache import salvage_cache
+    from site_builder.targets import held
 
     if not (cache_dir / "cache.db").exists():
         print(f"site-builder: no evaluation cache at {cache_dir}; nothing to salvage.")
         return 2
-    result = salvage_cache(cache_dir)
+    # Not while a build on this cache writes to the database it moves aside.
+    with held(stage.build_cache_dir(cache_dir), "build cache", make=False):
+        result = salvage_cache(cache_dir)
     print(
         f"Salvaged {result.copied} valid evaluations into a fresh cache at {cache_dir} "
         f"({result.unreadable} unreadable and {result.invalid} invalid entries left behind). "

@@ -170,6 +170,17 @@ def test_a_killed_build_is_still_rolled_back_when_no_build_runs(tmp_path: Path) 
     assert not (out / WORK).exists()
 
 
+def test_salvage_waits_for_no_build(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "cache.db").write_bytes(b"not a database")
+    with held(build_cache_dir(cache), "build cache"):  # a build on this cache
+        assert main(["doctor", "--salvage", "--cache", str(cache)]) == 2
+    assert "is in use by another site-builder command" in capsys.readouterr().err
+    assert sorted(p.name for p in cache.iterdir()) == ["cache.db"]  # not moved aside
+    assert main(["doctor", "--salvage", "--cache", str(cache)]) == 0  # once it has ended
+
+
 def test_cli_message_names_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "output"
     with held(out, "output folder"):
