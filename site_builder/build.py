@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,18 @@ def protected_folders(content_dir: Path, cache_dir: Path) -> dict[str, Path]:
     }
 
 
+@contextlib.contextmanager
+def held_folders(content_dir: Path, output_dir: Path | None, cache_dir: Path) -> Iterator[None]:
+    """For a command that changes them: the output folder (None: none) checked against the
+    protected folders and held, and the build cache held (:func:`~site_builder.targets.held`)."""
+    with contextlib.ExitStack() as folders:
+        if output_dir is not None:
+            check_location(output_dir, "output", protected_folders(content_dir, cache_dir))
+            folders.enter_context(held(output_dir, "output folder"))
+        folders.enter_context(held(build_cache_dir(cache_dir), "build cache"))
+        yield
+
+
 def _legacy_files(manifest: dict[str, Any]) -> set[str]:
     """The files a build of an earlier version (before the output record) wrote, as the
     build cache lists them (its manifest, or since the pages' digests have an entry of their
@@ -126,11 +139,8 @@ def build(
     """The whole build. Skips metrics and pages when nothing changed since the last one.
     The output folder and the build cache are held by this build alone while it runs."""
     cache_dir = cache_dir or default_cache_dir(content_dir)
-    with contextlib.ExitStack() as folders:
-        if not analyse_only:  # refused before anything is touched; then a failed build undone
-            check_location(output_dir, "output", protected_folders(content_dir, cache_dir))
-            folders.enter_context(held(output_dir, "output folder"))
-        folders.enter_context(held(build_cache_dir(cache_dir), "build cache"))
+    # Refused before anything is touched; then a failed build undone.
+    with held_folders(content_dir, None if analyse_only else output_dir, cache_dir):
         if not analyse_only:
             recover_output(output_dir)
             if (

@@ -360,15 +360,8 @@ def calibrate(args: argparse.Namespace, settings: Settings) -> int:
     """Rebuild the intrinsic ratings' Elo calibration: print it, write its page and data.
     The output folder and the build cache are held by it alone while it runs, as by a
     build."""
-    from site_builder.targets import check_location, held
-
     # The pages go into a site this tool made (or an empty folder), never elsewhere.
-    protected = builder.protected_folders(args.content, _cache_dir(args))
-    check_location(args.output, "output", protected)
-    with (
-        held(args.output, "output folder"),
-        held(stage.build_cache_dir(_cache_dir(args)), "build cache"),
-    ):
+    with builder.held_folders(args.content, args.output, _cache_dir(args)):
         return _calibrate(args, settings)
 
 

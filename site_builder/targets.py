@@ -64,8 +64,8 @@ def held(folder: Path, role: str, make: bool = True) -> Iterator[None]:
             made = []  # the holder's now
             raise FolderInUseError(
                 f"the {role} {folder} is in use by another site-builder command still "
-                "running (a build, analysis, calibration or publish); wait for it to end, or "
-                "stop it, then run this one again."
+                "running (a build, analysis, calibration, publish or salvage); wait for it to end, "
+                "or stop it, then run this one again."
             ) from None
         except OSError:  # a file system without locks (ENOLCK, EOPNOTSUPP): unlocked, as before
             pass
