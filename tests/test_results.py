@@ -16,7 +16,7 @@ from site_builder.families import results as results_family
 from site_builder.metrics import results
 from site_builder.model import GameRecord, PgnDate
 from site_builder.render import results_pages
-from site_builder.render.writer import Page
+from site_builder.render.writer import Page, fmt
 from site_builder.sitedata import SiteData
 from site_builder.stats import BuildStats
 from tests.conftest import make_content
@@ -548,7 +548,8 @@ def test_a_players_style_summary_reads_only_its_columns(small_site) -> None:  # 
 def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     """The player's style summary is made with the block, from the view's style rows: the
     figures are those of his classical rows, and the view's digest (so the page key) moves
-    with a value only the summary reads (``opening_draw``), not with another player's."""
+    with his opening draw factor as shown (to 0.1%), not with a change below that or with
+    another player's rows."""
     import dataclasses
 
     from site_builder.render.writer import Digested
@@ -564,6 +565,7 @@ def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     assert block["games"] == len(mine) == expected["games"] > 0
     assert block["points"] == expected["points"] and block["draws"] == expected["draws"]
     assert block["eco_games"] == expected["eco_games"]
+    assert fmt(block["opening_draw_factor"], 1) == fmt(expected["opening_draw_factor"], 1)
 
     def digest_with(rows: pd.DataFrame) -> str:
         changed = dataclasses.replace(res, rows=rows)
@@ -581,6 +583,21 @@ def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     moved = res.rows.copy()
     moved.loc[his, "opening_draw"] = 0.123
     assert digest_with(moved) != before
+    # His factor moved by less than the 0.05% the block rounds away: the same page.
+    nudged = res.rows.copy()
+    nudged.loc[his, "opening_draw"] += 1e-9
+    shown = results_pages.player_sections(view)[0].context["summary"]["opening_draw_factor"]
+    assert fmt(_summary_with(palma, nudged)["opening_draw_factor"], 1) == fmt(shown, 1)
+    assert digest_with(nudged) == before
     moved = res.rows.copy()
     moved.loc[other, "opening_draw"] = 0.123
     assert digest_with(moved) == before
+
+
+def _summary_with(site: SiteData, rows: pd.DataFrame) -> dict[str, Any]:
+    """Gelfand's style summary made from whole rows ``rows``, as the lists make it."""
+    mine = rows[(rows["player"] == GELFAND) & (rows["time_class"] == "classical")]
+    found: dict[str, Any] = results.style_summary(
+        mine.to_dict("records"), site.settings.results.performance_min_games
+    )
+    return found

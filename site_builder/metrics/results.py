@@ -420,13 +420,23 @@ STYLE_COLUMNS = (
 )
 
 
-def style_summary(g: Sequence[Row], min_rated: int = 1) -> dict[str, Any]:
+def opening_draw_factor(draws: Sequence[float]) -> float:
+    """The mean draw percentage of the openings of some games (NaN without any)."""
+    return _mean(draws)
+
+
+def style_summary(
+    g: Sequence[Row], min_rated: int = 1, opening_draw: tuple[float, int] | None = None
+) -> dict[str, Any]:
     """Games, score, draws, SDF, sacrifice, opening draw and endgame figures of some rows;
-    performances need ``min_rated`` games against a rated opponent (else NaN)."""
+    performances need ``min_rated`` games against a rated opponent (else NaN). The opening
+    draw factor and its games come from the rows' ``opening_draw``, or are ``opening_draw``."""
     n = len(g)
     factors = [r["sdf_factor"] for r in g if r["draw"]]
     sdf = style.player_sdf(factors, n)
-    eco = [r["opening_draw"] for r in g if not math.isnan(r["opening_draw"])]
+    if opening_draw is None:
+        eco = [r["opening_draw"] for r in g if not math.isnan(r["opening_draw"])]
+        opening_draw = opening_draw_factor(eco), len(eco)
     end = [r for r in g if r["endgame"]]
     opp = [float(_opponent_rating(r)) for r in g if _opponent_rating(r) is not None]
     rated, filled = rated_counts(g)
@@ -444,8 +454,8 @@ def style_summary(g: Sequence[Row], min_rated: int = 1) -> dict[str, Any]:
         "sdf": sdf if sdf is not None else math.nan,
         "sacrifice_wins": sum(1 for r in g if r["sacrifice"]),
         "sacrifice_pct": 100.0 * _mean([1.0 if r["sacrifice"] else 0.0 for r in g]),
-        "opening_draw_factor": _mean(eco),
-        "eco_games": len(eco),
+        "opening_draw_factor": opening_draw[0],
+        "eco_games": opening_draw[1],
         "endgame_games": len(end),
         "endgame_points": float(sum(r["score"] for r in end)),
         "endgame_rated": end_rated,

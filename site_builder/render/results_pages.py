@@ -877,9 +877,10 @@ def _status_rows(res: ResultsData, player: str) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class PlayerView:
     """What the player block reads: the player's rows (``opening_draw`` left out: it moves
-    with every game of the opening, and the block reads it only through ``style``), their
-    games' dates and events, their opponents' pages, their rating updates in the order made
-    (the global ``order`` left out), their place on every list, and the settings."""
+    with every game of the opening anywhere in the content), their games' dates and events,
+    their opponents' pages, their rating updates in the order made (the global ``order``
+    left out), their place on every list, their opening draw factor as the block shows it,
+    and the settings."""
 
     player: str
     rows: Rows
@@ -889,6 +890,8 @@ class PlayerView:
     opponents: dict[str, str]
     #: the rows the style summary is made from (only when the block is made)
     style: Rows
+    #: the classical opening draw factor as shown (to 0.1%) and its games with an opening
+    opening_draw: tuple[float, int]
     updates: Rows
     statuses: list[dict[str, Any]]
     cfg: Any
@@ -923,11 +926,29 @@ def player_view(site: SiteData, player: str) -> PlayerView | None:
         rows,
         games,
         {o: site.player_path(o) for o in sorted(set(rows.values("opponent")))},
-        Rows(res.rows, "player", player, ("time_class", *results.STYLE_COLUMNS)),
+        Rows(res.rows, "player", player, ("time_class", *_STYLE_SHOWN)),
+        _opening_draw_shown(Rows(res.rows, "player", player)),
         updates,
         _status_rows(res, player),
         site.settings.results,
     )
+
+
+#: The style columns the block reads row by row (the opening draw factor is read as shown).
+_STYLE_SHOWN = tuple(c for c in results.STYLE_COLUMNS if c != "opening_draw")
+
+
+def _opening_draw_shown(rows: Rows) -> tuple[float, int]:
+    """The player's classical opening draw factor rounded as the block shows it, and its
+    games: every game of an opening moves the factor of its players, and their pages' keys
+    should move only when the figure they show does (``fmt(round(x, 1), 1) == fmt(x, 1)``)."""
+    draws = [
+        d
+        for c, d in zip(rows.values("time_class"), rows.values("opening_draw"), strict=True)
+        if c == "classical" and not math.isnan(d)
+    ]
+    factor = results.opening_draw_factor(draws)
+    return round(factor, 1), len(draws)
 
 
 def player_sections(view: PlayerView) -> list[Section]:
@@ -994,7 +1015,7 @@ def _style_summary(view: PlayerView) -> dict[str, Any] | None:
     classical = [r for r in view.style.records() if r["time_class"] == "classical"]
     if not classical:
         return None
-    return results.style_summary(classical, view.cfg.performance_min_games)
+    return results.style_summary(classical, view.cfg.performance_min_games, view.opening_draw)
 
 
 #: The columns the game block reads of ``updates`` and of ``rows``.
