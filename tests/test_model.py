@@ -60,6 +60,27 @@ def test_record_takes_tuples_and_pickles() -> None:
     assert back == record and back.tags["White"] == "A" and back.date.month == 5
 
 
+def test_records_share_their_names_events_and_sites() -> None:
+    """Two games of one player and event hold one object for each shared string, whether
+    made from a PGN or read from two pickles (the build cache keeps a file's records in one)."""
+
+    def record(game_id: str) -> GameRecord:
+        # Strings made at run time, equal but not the same objects, as a parser makes them.
+        return GameRecord(
+            game_id, "games/a.pgn", 1, "".join(["Carlsen, ", "Magnus"]), "".join(["B", "x"]),
+            "".join(["1", "-0"]), PgnDate.parse("2024.05.??"), "".join(["Ev", "ent 9"]),
+            "".join(["Wijk ", "aan Zee"]), "".join(["1", "3"]), None, None, "".join(["C", "42"]),
+            ("e2e4",), tags={"Event": "".join(["Ev", "ent 9"])},
+        )  # fmt: skip
+
+    one, two = record("g1"), record("g2")
+    back = pickle.loads(pickle.dumps(one)), pickle.loads(pickle.dumps(two))
+    for name in GameRecord.SHARED_STRINGS:
+        assert getattr(one, name) is getattr(two, name), name
+        assert getattr(back[0], name) is getattr(back[1], name) is getattr(one, name), name
+    assert one.event is one.tags["Event"] and back[1] == two
+
+
 def test_a_pickle_of_another_layout_is_refused_not_misread() -> None:
     """A record or ply pickled by an earlier version (its fields as a dict) must not set the
     fields to the dict's keys: it raises, and the build cache then discards the entry."""
