@@ -48,18 +48,23 @@ def refusing_other_layouts(cls: type[_T]) -> type[_T]:
         for slot, value in zip(slots, state):  # noqa: B905 (lengths checked)
             slot.__set__(self, value)
 
-    shared = [cls.__dict__[name] for name in getattr(cls, "SHARED_STRINGS", ())]
+    shared: tuple[str, ...] = getattr(cls, "SHARED_STRINGS", ())
 
     def __setstate_shared__(self: object, state: object) -> None:
         __setstate__(self, state)
-        for slot in shared:
-            value = slot.__get__(self)
-            if type(value) is str:
-                slot.__set__(self, sys.intern(value))
+        share_strings(self, shared)
 
     setattr(cls, "__getstate__", __getstate__)  # noqa: B010
     setattr(cls, "__setstate__", __setstate_shared__ if shared else __setstate__)  # noqa: B010
     return cls
+
+
+def share_strings(obj: object, names: Iterable[str]) -> None:
+    """Intern the string fields ``names`` of a frozen ``obj``: equal values, one object."""
+    for name in names:
+        value = getattr(obj, name)
+        if type(value) is str:
+            object.__setattr__(obj, name, sys.intern(value))
 
 
 @refusing_other_layouts
@@ -237,10 +242,7 @@ class GameRecord:
                 object.__setattr__(self, name, Tokens(value))
         if not isinstance(self.tags, Tags):
             object.__setattr__(self, "tags", Tags(self.tags))
-        for name in self.SHARED_STRINGS:
-            value = getattr(self, name)
-            if type(value) is str:
-                object.__setattr__(self, name, sys.intern(value))
+        share_strings(self, self.SHARED_STRINGS)
 
     @property
     def plies(self) -> int:

@@ -558,10 +558,19 @@ def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     view = results_pages.player_view(palma, GELFAND)
     assert view is not None
     block = results_pages.player_sections(view)[0].context["summary"]
-    mine = res.rows[(res.rows["player"] == GELFAND) & (res.rows["time_class"] == "classical")]
-    expected = results.style_summary(
-        mine.to_dict("records"), palma.settings.results.performance_min_games
-    )
+
+    def his_classical(rows: pd.DataFrame) -> pd.DataFrame:
+        return rows[(rows["player"] == GELFAND) & (rows["time_class"] == "classical")]
+
+    def summary_of(rows: pd.DataFrame) -> dict[str, Any]:
+        """His style summary made from whole rows, as the lists make it."""
+        found: dict[str, Any] = results.style_summary(
+            his_classical(rows).to_dict("records"), palma.settings.results.performance_min_games
+        )
+        return found
+
+    mine = his_classical(res.rows)
+    expected = summary_of(res.rows)
     assert block["games"] == len(mine) == expected["games"] > 0
     assert block["points"] == expected["points"] and block["draws"] == expected["draws"]
     assert block["eco_games"] == expected["eco_games"]
@@ -586,18 +595,9 @@ def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     # His factor moved by less than the 0.05% the block rounds away: the same page.
     nudged = res.rows.copy()
     nudged.loc[his, "opening_draw"] += 1e-9
-    shown = results_pages.player_sections(view)[0].context["summary"]["opening_draw_factor"]
-    assert fmt(_summary_with(palma, nudged)["opening_draw_factor"], 1) == fmt(shown, 1)
+    shown = block["opening_draw_factor"]
+    assert fmt(summary_of(nudged)["opening_draw_factor"], 1) == fmt(shown, 1)
     assert digest_with(nudged) == before
     moved = res.rows.copy()
     moved.loc[other, "opening_draw"] = 0.123
     assert digest_with(moved) == before
-
-
-def _summary_with(site: SiteData, rows: pd.DataFrame) -> dict[str, Any]:
-    """Gelfand's style summary made from whole rows ``rows``, as the lists make it."""
-    mine = rows[(rows["player"] == GELFAND) & (rows["time_class"] == "classical")]
-    found: dict[str, Any] = results.style_summary(
-        mine.to_dict("records"), site.settings.results.performance_min_games
-    )
-    return found
