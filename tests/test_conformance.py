@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -199,6 +200,17 @@ def test_nelder_mead_ranks_by_the_rho_of_p_at_exactly() -> None:
         assert fit is not None
         p, r = c.p_at(index, c.bin_of(c.ponderate(raw, e_best, *start)), 3)
         assert fit.start_rho == c.pearson(p, r)
+
+
+def test_pearson_of_a_spread_too_small_to_measure_is_nan_without_a_warning() -> None:
+    """Values apart by tiny steps: a range, but a variance that underflows to 0 (numpy's own
+    ρ is then NaN with a warning, or for the second, a covariance over a zero deviation
+    clipped to -1)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for tiny in ([0.0, 5e-324, 1e-320], [0.0, 1e-300, 3e-300]):
+            assert math.isnan(c.pearson(np.array(tiny), np.array([1.0, 0.0, 0.5])))
+        assert c.pearson(np.array([1.0, 2.0, 4.0]), np.array([2.0, 4.0, 8.0])) == pytest.approx(1)
 
 
 def test_conformance_match_score_is_symmetric_and_drops_alpha() -> None:

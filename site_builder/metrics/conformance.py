@@ -245,7 +245,11 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
     y = np.asarray(y, dtype=float)
     if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return math.nan
-    return float(np.corrcoef(x, y)[0, 1])
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        if not (np.var(x) > 0 and np.var(y) > 0):  # a spread whose square underflows
+            return math.nan
+        rho = float(np.corrcoef(x, y)[0, 1])
+    return rho if math.isfinite(rho) else math.nan
 
 
 def rho_curve(g: GameShares) -> np.ndarray:
