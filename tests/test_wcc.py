@@ -16,7 +16,7 @@ from site_builder.families import conformance
 from site_builder.metrics import titlematches
 from site_builder.model import GameRecord, PgnDate
 from site_builder.render import champions_pages
-from site_builder.render.writer import render_pages
+from site_builder.render.writer import pct, render_pages
 from site_builder.sitedata import SiteData
 from site_builder.stats import BuildStats
 from site_builder.store import MoveStore
@@ -515,6 +515,30 @@ def test_event_and_player_blocks(hand_site: SiteData) -> None:
     assert block.context["matrix"]["data"][0]["colorscale"] == "Cividis"
     assert [m["match"] for m in block.context["matches"]] == ["Alpha – Beta 2000"]
     assert champions_pages.player_view(hand_site, "Nobody") is None
+
+
+def test_the_event_block_holds_the_predictions_as_shown(
+    hand_site: SiteData, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The event page's key holds its sections: a prediction moved below the 0.1% the page
+    shows, or a figure the page does not show, leaves the block as it was."""
+    rows = hand_site.state.results["conformance"].wcc
+    row = next(r for r in rows if r["event_key"] == "Match 2000")
+    block = champions_pages.event_sections(hand_site, "Match 2000")[0].context
+    assert block["row"]["actual"] == pct(row["actual"])
+    names = conformance.PREDICTOR_NAMES
+    assert [(p["name"], p["predicted"], p["error"], p["note"]) for p in block["predictions"]] == [
+        (names[p], pct(row[p]), pct(row[f"{p}_error"]), row[f"{p}_note"])
+        for p in conformance.PREDICTORS
+    ]
+    given = next(p for p in conformance.PREDICTORS if row[p] is not None)
+    monkeypatch.setitem(row, given, round(row[given], 3))  # the middle of its shown figure
+    before = champions_pages.event_sections(hand_site, "Match 2000")
+    monkeypatch.setitem(row, given, row[given] + 1e-5)
+    monkeypatch.setitem(row, "markov_win", 0.123)
+    assert champions_pages.event_sections(hand_site, "Match 2000") == before
+    monkeypatch.setitem(row, given, row[given] + 2e-3)
+    assert champions_pages.event_sections(hand_site, "Match 2000") != before
 
 
 def test_elo_from_the_results_family_when_started_from_a_tag(hand_site: SiteData) -> None:

@@ -24,7 +24,7 @@ from site_builder.metrics.conformance import KIND_NAMES, KINDS, N_BINS, SEED_K, 
 from site_builder.model import event_title
 from site_builder.render import charts, paging
 from site_builder.render.tables import Column, Downloads, download_pages, downloads_of
-from site_builder.render.writer import Page
+from site_builder.render.writer import Page, pct
 from site_builder.sitedata import Family, NavItem, Section, SiteData
 
 # --- pages --------------------------------------------------------------------------------
@@ -894,15 +894,29 @@ def player_sections(view: PlayerView) -> list[Section]:
 
 
 def event_sections(site: SiteData, key: str) -> list[Section]:
+    """The title match's predictions as the event page shows them (percentages to 0.1%):
+    the page's key holds the section, and the models move every figure's last digits with
+    any game of the content."""
     res: ConformanceResult = site.state.results["conformance"]
     rows = [r for r in res.wcc if r["event_key"] == key]
     if not rows:
         return []
+    row = rows[0]
+    shown = {k: row[k] for k in ("player_a", "player_b", "data_year", "games", "forfeits")}
+    predictions = [
+        {
+            "name": PREDICTOR_NAMES[p],
+            "predicted": pct(row[p]),
+            "error": pct(row[f"{p}_error"]),
+            "note": row[f"{p}_note"],
+        }
+        for p in PREDICTORS
+    ]
     return [
         Section(
             "World-championship check",
             "partials/conformance_event.html",
-            {"row": rows[0], "predictors": PREDICTORS, "names": PREDICTOR_NAMES},
+            {"row": {**shown, "actual": pct(row["actual"])}, "predictions": predictions},
         )
     ]
 
