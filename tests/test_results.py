@@ -601,3 +601,45 @@ def test_player_style_summary_is_made_from_the_view(palma: SiteData) -> None:
     moved = res.rows.copy()
     moved.loc[other, "opening_draw"] = 0.123
     assert digest_with(moved) == before
+
+
+def test_game_block_key_moves_with_the_ratings_as_shown(palma: SiteData) -> None:
+    """The game block shows a rating before and after a game to 0.1 (the expected score to
+    0.001, K to 0.01): its view's digest (so the game page's key) stays when a rating moves
+    below that, as ratings do with any earlier game of the players' opponents, and moves
+    when the shown figure does."""
+    import dataclasses
+
+    from site_builder.render.writer import Digested
+
+    res = palma.state.results["results"]
+    game_id = str(res.updates["game_id"].iloc[0])
+    game = palma.games_by_id[game_id]
+    view = results_pages.game_view(palma, game)
+    assert view is not None
+    block = results_pages.game_sections(view)[0].context
+    assert block["rated"]
+    mine = res.updates[res.updates["game_id"] == game_id]
+    shown = {(p["player"], fmt(p["before"], 1), fmt(p["after"], 1)) for p in block["players"]}
+    assert shown == {
+        (u["player"], fmt(u["before"], 1), fmt(u["after"], 1)) for u in mine.to_dict("records")
+    }
+
+    def digest_with(updates: pd.DataFrame) -> str:
+        palma.state.results["results"] = dataclasses.replace(res, updates=updates)
+        try:
+            found = results_pages.game_view(palma, game)
+        finally:
+            palma.state.results["results"] = res
+        return Digested(found).sha
+
+    at = mine.index[0]
+    centred = res.updates.copy()
+    centred.loc[at, "before"] = round(float(centred.loc[at, "before"]), 1)
+    before = digest_with(centred)
+    nudged = centred.copy()
+    nudged.loc[at, "before"] += 0.01
+    assert digest_with(nudged) == before
+    moved = centred.copy()
+    moved.loc[at, "before"] += 0.1
+    assert digest_with(moved) != before
