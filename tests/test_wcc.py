@@ -521,7 +521,8 @@ def test_the_event_block_holds_the_predictions_as_shown(
     hand_site: SiteData, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The event page's key holds its sections: a prediction moved below the 0.1% the page
-    shows, or a figure the page does not show, leaves the block as it was."""
+    shows, or a figure the page does not show, leaves the block as it was; a prediction
+    moved past it changes the block."""
     rows = hand_site.state.results["conformance"].wcc
     row = next(r for r in rows if r["event_key"] == "Match 2000")
     block = champions_pages.event_sections(hand_site, "Match 2000")[0].context
