@@ -1031,30 +1031,9 @@ _GAME_ROW_COLUMNS = (
 )
 
 
-#: The digits the game block shows of a rating update's figures (results_game.html).
-_GAME_UPDATE_DIGITS = {"before": 1, "expected": 3, "k": 2, "after": 1}
-
-
-def _game_updates_shown(res: ResultsData) -> pd.DataFrame:
-    """``updates``' game-block columns rounded as the block shows them (once a result): a
-    rating before or after a game moves in its last digits with any earlier game of its
-    players' opponents, and the game page's key holds the block's rows
-    (``fmt(round(x, n), n) == fmt(x, n)``)."""
-
-    def make() -> pd.DataFrame:
-        frame = res.updates
-        columns = ["game_id", *_GAME_UPDATE_COLUMNS]
-        if frame.empty or any(c not in frame.columns for c in columns):
-            return frame
-        shown = frame[columns].copy()
-        for column, digits in _GAME_UPDATE_DIGITS.items():
-            shown[column] = [
-                round(v, digits) if isinstance(v, float) else v for v in shown[column].tolist()
-            ]
-        return shown
-
-    found: pd.DataFrame = memo_on(res, "game_updates_shown", make)
-    return found
+#: The digits the game block shows of a rating update's figures (results_game.html): a
+#: rating moves in its last digits with any earlier game of its players' opponents.
+_GAME_UPDATE_DIGITS = (("before", 1), ("expected", 3), ("k", 2), ("after", 1))
 
 
 @dataclass(frozen=True)
@@ -1073,7 +1052,7 @@ class GameView:
 def game_view(site: SiteData, game: GameRecord) -> GameView | None:
     res: ResultsData = site.state.results["results"]
     gid = game.game_id
-    updates = Rows(_game_updates_shown(res), "game_id", gid, _GAME_UPDATE_COLUMNS)
+    updates = Rows(res.updates, "game_id", gid, _GAME_UPDATE_COLUMNS, _GAME_UPDATE_DIGITS)
     rows = Rows(res.rows, "game_id", gid, _GAME_ROW_COLUMNS)
     eco = res.eco_source.get(gid)
     if not len(updates) and not len(rows) and eco is None:

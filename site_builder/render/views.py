@@ -29,20 +29,24 @@ def _empty(frame: pd.DataFrame) -> bool:
 @dataclass(frozen=True, eq=False)
 class Rows:
     """The rows of ``frame`` whose ``by`` column is ``value``, in frame order, restricted to
-    ``columns`` (all by default; ``by`` is always kept). Pickled (so digested) as the hashes
-    of those rows; :meth:`records` gives them as dicts holding only those columns."""
+    ``columns`` (all by default; ``by`` is always kept), and then the ``digits`` columns
+    rounded as the page prints them. Pickled (so digested) as the hashes of those rows;
+    :meth:`records` gives them as dicts holding only those columns."""
 
     frame: pd.DataFrame
     by: str
     value: str
     columns: tuple[str, ...] | None = None
+    #: (column, digits the page shows): a figure moving below that leaves the key as it was
+    digits: tuple[tuple[str, int], ...] = ()
 
     @cached_property
     def _shown(self) -> pd.DataFrame:
         if self.columns is None or _empty(self.frame):
             return self.frame
         kept = (self.by, *(c for c in self.columns if c != self.by))
-        return memo_on(self.frame, "rows|" + ",".join(kept), lambda: self.frame[list(kept)])  # type: ignore[no-any-return]
+        name = "rows|" + ",".join(kept) + "".join(f"|{c}:{n}" for c, n in self.digits)
+        return memo_on(self.frame, name, lambda: _rounded(self.frame[list(kept)], self.digits))  # type: ignore[no-any-return]
 
     @cached_property
     def hashes(self) -> bytes:
@@ -70,6 +74,18 @@ class Rows:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (tuple, ((self.by, self.columns, self.hashes),))
+
+
+def _rounded(frame: pd.DataFrame, digits: tuple[tuple[str, int], ...]) -> pd.DataFrame:
+    """``frame`` with the ``digits`` columns rounded by Python's ``round``, which rounds as
+    ``fmt`` prints (``fmt(round(x, n), n) == fmt(x, n)``; numpy's rounds ``x·10ⁿ`` and can
+    cross a half)."""
+    if not digits:
+        return frame
+    out = frame.copy()
+    for column, n in digits:
+        out[column] = [round(v, n) if isinstance(v, float) else v for v in out[column].tolist()]
+    return out
 
 
 def columns_except(frame: pd.DataFrame, left_out: Sequence[str]) -> tuple[str, ...]:
