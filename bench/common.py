@@ -8,7 +8,7 @@ import platform
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -93,6 +93,8 @@ class Watched:
     peak_pss: int
     printed: str
     returncode: int
+    #: (seconds since the start, tree RSS) at each sample
+    trace: list[tuple[float, int]] = field(default_factory=list)
 
 
 def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watched:
@@ -103,6 +105,7 @@ def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watch
         watched = psutil.Process(proc.pid)
         peak = peak_pss = 0
         next_pss = start
+        trace: list[tuple[float, int]] = []
         while proc.poll() is None:
             now = time.perf_counter()
             sample_pss = pss and now >= next_pss
@@ -110,8 +113,9 @@ def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watch
             if sample_pss:
                 next_pss = now + PSS_EVERY
             peak, peak_pss = max(peak, rss), max(peak_pss, pss_now)
+            trace.append((now - start, rss))
             time.sleep(RSS_EVERY)
         wall = time.perf_counter() - start
         log.seek(0)
         printed = log.read()
-    return Watched(wall, peak, peak_pss, printed, proc.returncode)
+    return Watched(wall, peak, peak_pss, printed, proc.returncode, trace)

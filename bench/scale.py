@@ -10,6 +10,8 @@ new event played the year after every other game (which moves the as-of date, as
 tournament does) and rebuilds. Each build is a `site-builder build`
 process; its peak memory is the largest sum of RSS over the whole process tree (workers
 included), sampled every 0.1 s; its PSS every second (reading it walks the page tables).
+The cold build's and the tournament's peaks are also given by phase, to show where the memory
+is held.
 
 Judged by: ms of wall time per game of the cold build at the largest N (target 8 ms), the
 peak RSS at the largest N (target 4 GB) and its growth from the second-largest N (target
@@ -51,6 +53,8 @@ class Run:
     phases: dict[str, float] = field(default_factory=dict)
     files: int = 0
     size: int = 0
+    #: phase → the largest tree RSS sampled in it (see :func:`phase_peaks`)
+    peaks: dict[str, int] = field(default_factory=dict)
 
 
 def _suffixed(line: str, k: int, shift: int) -> str:
@@ -128,7 +132,26 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
                 name, secs, _unit = part.rsplit(" ", 2)
                 phases[name] = float(secs)
     files = [p for p in output.rglob("*") if p.is_file()]
-    return Run(wall, peak, peak_pss, phases, len(files), sum(p.stat().st_size for p in files))
+    size = sum(p.stat().st_size for p in files)
+    peaks = phase_peaks(ran.trace, phases, wall)
+    return Run(wall, peak, peak_pss, phases, len(files), size, peaks)
+
+
+def phase_peaks(
+    trace: list[tuple[float, int]], phases: dict[str, float], wall: float
+) -> dict[str, int]:
+    """The largest tree RSS of ``trace`` (seconds since the start, RSS) in each phase. The
+    build prints how long each phase took, not when it began: the phases are laid end to
+    end, in order, the last ending when the process did. The start-up before the first
+    phase falls outside them, and the second or two the process takes to close after the
+    last shifts them that much later."""
+    peaks: dict[str, int] = {}
+    begin = wall - sum(phases.values())
+    for name, seconds in phases.items():
+        end = begin + seconds
+        peaks[name] = max((rss for at, rss in trace if begin <= at < end), default=0)
+        begin = end
+    return peaks
 
 
 def _dirs(content: Path, cache: Path) -> list[str]:
@@ -248,7 +271,15 @@ def main() -> dict[str, float]:
         )
         print("    cold phases: " + ", ".join(f"{k} {v:.1f}" for k, v in cold.phases.items()))
         print(
+            "    cold peak RSS by phase (GB): "
+            + ", ".join(f"{k} {v / 1e9:.2f}" for k, v in cold.peaks.items())
+        )
+        print(
             "    + tournament phases: " + ", ".join(f"{k} {v:.1f}" for k, v in added.phases.items())
+        )
+        print(
+            "    + tournament peak RSS by phase (GB): "
+            + ", ".join(f"{k} {v / 1e9:.2f}" for k, v in added.peaks.items())
         )
         shutil.rmtree(work, ignore_errors=True)
     games = [float(r[1]) for r in rows]
