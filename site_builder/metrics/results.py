@@ -162,7 +162,8 @@ def player_games(
         strict=True,
     ):
         before[(gid, player)] = (float(b), float(a))
-    rows: list[dict[str, object]] = []
+    # Column by column: a list of row dicts would hold a dict for every (game, player).
+    columns: dict[str, list[object]] = {c: [] for c in ROW_COLUMNS}
     for g in games:
         score_white = g.score_white
         if score_white is None:
@@ -201,36 +202,36 @@ def player_games(
             run = fact.material.deficit[side]
             ratings = before.get((g.game_id, player))
             tag = g.black_elo if white else g.white_elo
-            rows.append(
-                {
-                    "game_id": g.game_id,
-                    "player": player,
-                    "opponent": opponent,
-                    "white": white,
-                    "time_class": g.time_class,
-                    "year": g.date.year,
-                    "months": g.date.months,
-                    "score": score,
-                    "draw": draw,
-                    "player_elo": g.white_elo if white else g.black_elo,
-                    "opponent_elo": tag,
-                    **opponent_rating(g.game_id, opponent, tag, elos),
-                    "plies": g.plies,
-                    "full_moves": g.full_moves,
-                    "eco": fact.eco,
-                    "material": material,
-                    "sdf_factor": factor,
-                    "sdf_elo_source": source if draw else "",
-                    "short_draw": draw and factor > 0,
-                    "sacrifice": score == 1.0 and run >= cfg.sacrifice_plies,
-                    "deficit_plies": run,
-                    "endgame": endgame,
-                    "opening_draw": opening_draw(fact.eco, draw_pct),
-                    "elo_before": ratings[0] if ratings else math.nan,
-                    "elo_after": ratings[1] if ratings else math.nan,
-                }
-            )
-    frame = pd.DataFrame(rows, columns=ROW_COLUMNS)
+            row = {
+                "game_id": g.game_id,
+                "player": player,
+                "opponent": opponent,
+                "white": white,
+                "time_class": g.time_class,
+                "year": g.date.year,
+                "months": g.date.months,
+                "score": score,
+                "draw": draw,
+                "player_elo": g.white_elo if white else g.black_elo,
+                "opponent_elo": tag,
+                **opponent_rating(g.game_id, opponent, tag, elos),
+                "plies": g.plies,
+                "full_moves": g.full_moves,
+                "eco": fact.eco,
+                "material": material,
+                "sdf_factor": factor,
+                "sdf_elo_source": source if draw else "",
+                "short_draw": draw and factor > 0,
+                "sacrifice": score == 1.0 and run >= cfg.sacrifice_plies,
+                "deficit_plies": run,
+                "endgame": endgame,
+                "opening_draw": opening_draw(fact.eco, draw_pct),
+                "elo_before": ratings[0] if ratings else math.nan,
+                "elo_after": ratings[1] if ratings else math.nan,
+            }
+            for c in ROW_COLUMNS:
+                columns[c].append(row[c])
+    frame = pd.DataFrame(columns, columns=ROW_COLUMNS)
     for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
         frame[c] = frame[c].astype("Int64")
     frame["months"] = frame["months"].astype(float)
@@ -320,16 +321,18 @@ LIST_COLUMNS = [
 Row = Mapping[str, Any]
 
 
-def row_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
-    """The rows of :func:`player_games` as plain dicts (missing Elo tags as None)."""
+def row_records(rows: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of :func:`player_games` as plain dicts (missing Elo tags as None), with
+    only ``columns`` (default: all)."""
     # As rows.to_dict("records") gives them, a column at a time (much faster).
-    columns = [str(c) for c in rows.columns]
+    names = [str(c) for c in rows.columns] if columns is None else list(columns)
     out = [
-        dict(zip(columns, values, strict=True))
-        for values in zip(*(rows[c].tolist() for c in rows.columns), strict=True)
+        dict(zip(names, values, strict=True))
+        for values in zip(*(rows[c].tolist() for c in names), strict=True)
     ]
+    nullable = [c for c in ("player_elo", "opponent_elo", "opponent_rating", "year") if c in names]
     for r in out:
-        for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
+        for c in nullable:
             if r[c] is pd.NA:
                 r[c] = None
     return out
@@ -418,6 +421,11 @@ STYLE_COLUMNS = (
     "endgame",
     "opening_draw",
 )
+
+
+#: The columns of a row the lists read (:func:`evaluate_scope`, :func:`class_rows`): the
+#: site's lists hold only these of each (game, player): 14 of its 26 columns.
+LIST_COLUMNS_READ = ("player", "year", "months", "time_class", *STYLE_COLUMNS)
 
 
 def opening_draw_factor(draws: Sequence[float]) -> float:
