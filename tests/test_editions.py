@@ -504,7 +504,7 @@ def test_an_editions_rows_are_the_sites_with_its_own_tags_and_draw_rates(small_s
             rows, _, _ = results_family._game_rows(
                 small_site, upto, res.updates, elos, listed, material
             )
-            expected = results_metrics.row_records(rows, results_family._EDITION_ROW_COLUMNS)
+            expected = results_metrics.row_records(rows)
             _, _, draw_pct = results_family._openings(small_site, upto)
             found = shared.records(listed, draw_pct, elos)
             assert pickle.dumps(found) == pickle.dumps(expected)

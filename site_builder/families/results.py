@@ -186,11 +186,6 @@ def _openings(
     return eco_source, eco_stats, draw_pct
 
 
-#: The columns of the site's rows an edition's lists read: the lists' own, and those its
-#: opponent's Elo and opening draw rate are made again from (:meth:`ListedRows.records`).
-_EDITION_ROW_COLUMNS = (*results.LIST_COLUMNS_READ, "game_id", "opponent", "eco")
-
-
 class ListedRows:
     """The site's rows (:attr:`ResultsData.rows`) of the games the editions list, read once
     per build. An edition's row of a game is the site's but for three fields: the
@@ -222,7 +217,7 @@ class ListedRows:
             at = sorted(i for gid in new for i in self._at.get(gid, ()))
             for gid in new:
                 self._records[gid] = []
-            for r in results.row_records(self._frame.iloc[at], _EDITION_ROW_COLUMNS):
+            for r in results.row_records(self._frame.iloc[at]):
                 self._records[str(r["game_id"])].append(r)
         out = []
         for g in games:
@@ -330,7 +325,7 @@ def lists_as_of(
     else:
         runs = {cls: run.updates for cls, run in kept.items()}
         rows, _, _ = _game_rows(site, games, _all_updates(runs), elos, listed, material)
-        recs = results.row_records(rows, results.LIST_COLUMNS_READ)
+        recs = results.row_records(rows)
     by_class = results.class_rows(recs)
     out = {}
     for key, scope in scopes.items():
@@ -373,7 +368,7 @@ def compute(site: SiteData) -> ResultsData:
     year_end = {c: elo.year_end_ratings(r) for c, r in runs.items()}
     now = {c: elo.rating_at(r, as_of) for c, r in runs.items()}
     rows, eco_source, eco_stats = _game_rows(site, games, updates, site.elos)
-    recs = results.row_records(rows, results.LIST_COLUMNS_READ)
+    recs = results.row_records(rows)
 
     def years_of(cls: str) -> list[int]:
         sel = rows[(rows["time_class"] == cls) & rows["months"].notna()]

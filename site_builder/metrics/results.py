@@ -162,8 +162,7 @@ def player_games(
         strict=True,
     ):
         before[(gid, player)] = (float(b), float(a))
-    # Column by column: a list of row dicts would hold a dict for every (game, player).
-    columns: dict[str, list[object]] = {c: [] for c in ROW_COLUMNS}
+    rows: list[dict[str, object]] = []
     for g in games:
         score_white = g.score_white
         if score_white is None:
@@ -202,36 +201,36 @@ def player_games(
             run = fact.material.deficit[side]
             ratings = before.get((g.game_id, player))
             tag = g.black_elo if white else g.white_elo
-            row = {
-                "game_id": g.game_id,
-                "player": player,
-                "opponent": opponent,
-                "white": white,
-                "time_class": g.time_class,
-                "year": g.date.year,
-                "months": g.date.months,
-                "score": score,
-                "draw": draw,
-                "player_elo": g.white_elo if white else g.black_elo,
-                "opponent_elo": tag,
-                **opponent_rating(g.game_id, opponent, tag, elos),
-                "plies": g.plies,
-                "full_moves": g.full_moves,
-                "eco": fact.eco,
-                "material": material,
-                "sdf_factor": factor,
-                "sdf_elo_source": source if draw else "",
-                "short_draw": draw and factor > 0,
-                "sacrifice": score == 1.0 and run >= cfg.sacrifice_plies,
-                "deficit_plies": run,
-                "endgame": endgame,
-                "opening_draw": opening_draw(fact.eco, draw_pct),
-                "elo_before": ratings[0] if ratings else math.nan,
-                "elo_after": ratings[1] if ratings else math.nan,
-            }
-            for c in ROW_COLUMNS:
-                columns[c].append(row[c])
-    frame = pd.DataFrame(columns, columns=ROW_COLUMNS)
+            rows.append(
+                {
+                    "game_id": g.game_id,
+                    "player": player,
+                    "opponent": opponent,
+                    "white": white,
+                    "time_class": g.time_class,
+                    "year": g.date.year,
+                    "months": g.date.months,
+                    "score": score,
+                    "draw": draw,
+                    "player_elo": g.white_elo if white else g.black_elo,
+                    "opponent_elo": tag,
+                    **opponent_rating(g.game_id, opponent, tag, elos),
+                    "plies": g.plies,
+                    "full_moves": g.full_moves,
+                    "eco": fact.eco,
+                    "material": material,
+                    "sdf_factor": factor,
+                    "sdf_elo_source": source if draw else "",
+                    "short_draw": draw and factor > 0,
+                    "sacrifice": score == 1.0 and run >= cfg.sacrifice_plies,
+                    "deficit_plies": run,
+                    "endgame": endgame,
+                    "opening_draw": opening_draw(fact.eco, draw_pct),
+                    "elo_before": ratings[0] if ratings else math.nan,
+                    "elo_after": ratings[1] if ratings else math.nan,
+                }
+            )
+    frame = pd.DataFrame(rows, columns=ROW_COLUMNS)
     for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
         frame[c] = frame[c].astype("Int64")
     frame["months"] = frame["months"].astype(float)
@@ -321,18 +320,16 @@ LIST_COLUMNS = [
 Row = Mapping[str, Any]
 
 
-def row_records(rows: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """The rows of :func:`player_games` as plain dicts (missing Elo tags as None), with
-    only ``columns`` (default: all)."""
+def row_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of :func:`player_games` as plain dicts (missing Elo tags as None)."""
     # As rows.to_dict("records") gives them, a column at a time (much faster).
-    names = [str(c) for c in rows.columns] if columns is None else list(columns)
+    columns = [str(c) for c in rows.columns]
     out = [
-        dict(zip(names, values, strict=True))
-        for values in zip(*(rows[c].tolist() for c in names), strict=True)
+        dict(zip(columns, values, strict=True))
+        for values in zip(*(rows[c].tolist() for c in rows.columns), strict=True)
     ]
-    nullable = [c for c in ("player_elo", "opponent_elo", "opponent_rating", "year") if c in names]
     for r in out:
-        for c in nullable:
+        for c in ("player_elo", "opponent_elo", "opponent_rating", "year"):
             if r[c] is pd.NA:
                 r[c] = None
     return out
@@ -421,11 +418,6 @@ STYLE_COLUMNS = (
     "endgame",
     "opening_draw",
 )
-
-
-#: The columns of a row the lists read (:func:`evaluate_scope`, :func:`class_rows`): the
-#: site's lists hold only these of each (game, player): 14 of its 26 columns.
-LIST_COLUMNS_READ = ("player", "year", "months", "time_class", *STYLE_COLUMNS)
 
 
 def opening_draw_factor(draws: Sequence[float]) -> float:
