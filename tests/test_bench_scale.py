@@ -12,6 +12,6 @@ def test_each_phase_gets_the_peak_sampled_in_it() -> None:
 
 def test_a_phase_without_a_sample_has_no_peak() -> None:
     assert phase_peaks([(5.0, 7)], {"ingest": 0.01, "render": 5.0}, wall=5.5) == {
-        "ingest": 0,
+        "ingest": None,
         "render": 7,
     }
