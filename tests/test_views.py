@@ -72,6 +72,16 @@ def test_rows_are_digested_by_the_rows_they_show() -> None:
     assert columns_except(frame, ("order",)) == shown
 
 
+def test_rows_of_every_column_are_rounded_as_shown_too() -> None:
+    frame = _frame()
+    a = Rows(frame, "player", "A", digits=(("q", 0),))
+    assert [r["q"] for r in a.records()] == [52.0, 60.0]
+    below = frame.assign(q=[51.6, 48.0, 60.4])  # the same to the digit shown
+    assert Digested(a).sha == Digested(Rows(below, "player", "A", digits=(("q", 0),))).sha
+    past = frame.assign(q=[52.6, 48.0, 60.25])
+    assert Digested(a).sha != Digested(Rows(past, "player", "A", digits=(("q", 0),))).sha
+
+
 def test_a_view_of_a_rating_by_year() -> None:
     summary = pd.DataFrame({"player": ["A"], "ipr": [2700.0]})
     years = pd.DataFrame({"player": ["A", "A"], "year": [2020, 2021], "ipr": [2650.0, 2710.0]})

@@ -42,9 +42,10 @@ class Rows:
 
     @cached_property
     def _shown(self) -> pd.DataFrame:
-        if self.columns is None or _empty(self.frame):
+        if _empty(self.frame) or (self.columns is None and not self.digits):
             return self.frame
-        kept = (self.by, *(c for c in self.columns if c != self.by))
+        shown = tuple(self.frame.columns) if self.columns is None else self.columns
+        kept = (self.by, *(c for c in shown if c != self.by))
         name = "rows|" + ",".join(kept) + "".join(f"|{c}:{n}" for c, n in self.digits)
         return memo_on(self.frame, name, lambda: _rounded(self.frame[list(kept)], self.digits))  # type: ignore[no-any-return]
 
