@@ -7,7 +7,9 @@ import contextlib
 import dataclasses
 import os
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +54,14 @@ def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_pat
             site = _fresh(small_site)
             seconds: dict[str, float] = {}
             try:
-                names = compute_metrics(site, families, cache, "data", seconds)
+                with _children_seen(me) as seen:
+                    names = compute_metrics(site, families, cache, "data", seconds)
             finally:
                 shared.workers = 1
-            started = {p.pid for p in me.children(recursive=True)} - before
+            started = seen - before
             assert bool(started) == (workers == 2)  # the partitions ran in the pool
+            # Idle between tasks, the pool's workers have ended (forked.end_idle_workers).
+            assert not {p.pid for p in _living(me)} & started
             assert set(seconds) == {f.name for f in families}
             assert shared.computed
             # The last build's groups a family read are not held after it.
@@ -77,6 +82,26 @@ def test_families_with_the_builds_workers_give_the_same_site(small_site, tmp_pat
         # The pool's server ended with the pool: it does not sit beside the render's processes.
         assert not [p for p in _living(me) if "forkserver" in _command(p)]
     assert made[2] == made[1]
+
+
+@contextlib.contextmanager
+def _children_seen(me: psutil.Process) -> Iterator[set[int]]:
+    """The processes below ``me`` seen inside the block (looked at every 5 ms)."""
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.005):
+            with contextlib.suppress(psutil.Error):
+                seen.update(p.pid for p in me.children(recursive=True))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        watcher.join()
 
 
 def _living(me: psutil.Process) -> list[psutil.Process]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
-from site_builder.forked import release_free_memory
+from site_builder.forked import end_idle_workers, release_free_memory
 from site_builder.incremental import BuildCache, code_digest, digest
 from site_builder.memo import Kind, entry
 from site_builder.sitedata import Family, SiteData
@@ -160,6 +160,7 @@ def _compute_metrics(
     data_key: str,
     seconds: dict[str, float] | None,
 ) -> list[str]:
+    end_idle_workers()  # the analysis stage's: the families' tasks start new ones
     state = _Metrics(
         site,
         build_cache,
