@@ -31,13 +31,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from site_builder.errors import SiteBuilderError
-from site_builder.forked import (
-    end_idle_workers,
-    fork_pool,
-    release_free_memory,
-    results,
-    shared_pool,
-)
+from site_builder.forked import fork_pool, pool_map, release_free_memory, shared_pool
 from site_builder.incremental import BuildCache
 from site_builder.memo import Kind, Memo, entry
 from site_builder.store import MoveStore
@@ -379,11 +373,8 @@ class Partitions:
             return list(self.client.gather(futures))
         if self.workers <= 1 or len(tasks) == 1:
             return [_run(t) for t in tasks]
-        pool = shared_pool()
-        if pool is not None:  # the build's workers (an error ends them: worker_pool)
-            found = results([pool.submit(_run_in_worker, t) for t in tasks])
-            end_idle_workers()  # not after an error: then worker_pool stops them at once
-            return found
+        if shared_pool() is not None:  # the build's workers (an error ends them: worker_pool)
+            return pool_map(_run_in_worker, tasks)
         with fork_pool(min(self.workers, len(tasks))) as pool:
             submitted: list[Future[Any]] = [pool.submit(_run_in_worker, t) for t in tasks]
             return [f.result() for f in submitted]
