@@ -61,16 +61,17 @@ def machine() -> str:
 RSS_EVERY, PSS_EVERY = 0.1, 1.0
 
 
-def tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int]:
-    """RSS and (with ``pss``) PSS summed over the process tree. RSS counts a page shared by a
-    forked worker and the build once per process; PSS splits it among them, so its sum is
-    what the tree occupies. PSS is read from each process's page tables, which costs the
-    measured processes time: it is sampled less often than RSS."""
-    rss_sum = pss_sum = 0
+def tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int, int]:
+    """RSS and (with ``pss``) PSS summed over the process tree, and the RSS of ``proc``
+    itself. RSS counts a page shared by a forked worker and the build once per process; PSS
+    splits it among them, so its sum is what the tree occupies. PSS is read from each
+    process's page tables, which costs the measured processes time: it is sampled less often
+    than RSS."""
+    rss_sum = pss_sum = own = 0
     try:
         procs = [proc, *proc.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0, 0
+        return 0, 0, 0
     for p in procs:
         with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
             if pss:
@@ -79,7 +80,9 @@ def tree_memory(proc: psutil.Process, pss: bool) -> tuple[int, int]:
             else:
                 info = p.memory_info()
             rss_sum += info.rss
-    return rss_sum, pss_sum
+            if p is proc:
+                own = info.rss
+    return rss_sum, pss_sum, own
 
 
 @dataclass
@@ -93,8 +96,8 @@ class Watched:
     peak_pss: int
     printed: str
     returncode: int
-    #: (seconds since the start, tree RSS) at each sample
-    trace: list[tuple[float, int]] = field(default_factory=list)
+    #: (seconds since the start, tree RSS, the command's own process's RSS) at each sample
+    trace: list[tuple[float, int, int]] = field(default_factory=list)
 
 
 def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watched:
@@ -105,15 +108,15 @@ def watched_run(command: list[str], pss: bool, cwd: Path | None = None) -> Watch
         watched = psutil.Process(proc.pid)
         peak = peak_pss = 0
         next_pss = start
-        trace: list[tuple[float, int]] = []
+        trace: list[tuple[float, int, int]] = []
         while proc.poll() is None:
             now = time.perf_counter()
             sample_pss = pss and now >= next_pss
-            rss, pss_now = tree_memory(watched, sample_pss)
+            rss, pss_now, own = tree_memory(watched, sample_pss)
             if sample_pss:
                 next_pss = now + PSS_EVERY
             peak, peak_pss = max(peak, rss), max(peak_pss, pss_now)
-            trace.append((now - start, rss))
+            trace.append((now - start, rss, own))
             time.sleep(RSS_EVERY)
         wall = time.perf_counter() - start
         log.seek(0)

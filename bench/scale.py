@@ -53,9 +53,9 @@ class Run:
     phases: dict[str, float] = field(default_factory=dict)
     files: int = 0
     size: int = 0
-    #: phase → the largest tree RSS sampled in it, None when no sample fell in it (see
-    #: :func:`phase_peaks`)
-    peaks: dict[str, int | None] = field(default_factory=dict)
+    #: phase → the largest tree RSS sampled in it and the build's own process's RSS at that
+    #: sample, None when no sample fell in it (see :func:`phase_peaks`)
+    peaks: dict[str, tuple[int, int] | None] = field(default_factory=dict)
 
 
 def _suffixed(line: str, k: int, shift: int) -> str:
@@ -139,26 +139,29 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
 
 
 def phase_peaks(
-    trace: list[tuple[float, int]], phases: dict[str, float], wall: float
-) -> dict[str, int | None]:
-    """The largest tree RSS of ``trace`` (seconds since the start, RSS) in each phase. The
-    build prints how long each phase took, not when it began: the phases are laid end to
-    end, in order, the last ending when the process did. The start-up before the first
-    phase falls outside them, and the second or two the process takes to close after the
-    last shifts them that much later. A phase too short to hold a sample has None."""
-    peaks: dict[str, int | None] = {}
+    trace: list[tuple[float, int, int]], phases: dict[str, float], wall: float
+) -> dict[str, tuple[int, int] | None]:
+    """The largest tree RSS of ``trace`` (seconds since the start, tree RSS, the build's own
+    process's RSS) in each phase, with the build's own RSS at that sample: the rest is its
+    workers'. The build prints how long each phase took, not when it began: the phases are
+    laid end to end, in order, the last ending when the process did. The start-up before the
+    first phase falls outside them, and the second or two the process takes to close after
+    the last shifts them that much later. A phase too short to hold a sample has None."""
+    peaks: dict[str, tuple[int, int] | None] = {}
     begin = wall - sum(phases.values())
     for name, seconds in phases.items():
         end = begin + seconds
-        peaks[name] = max((rss for at, rss in trace if begin <= at < end), default=None)
+        inside = [(rss, own) for at, rss, own in trace if begin <= at < end]
+        peaks[name] = max(inside, key=lambda sample: sample[0]) if inside else None
         begin = end
     return peaks
 
 
-def _peaks_text(peaks: dict[str, int | None]) -> str:
+def _peaks_text(peaks: dict[str, tuple[int, int] | None]) -> str:
+    """Each phase's peak and, in brackets, the build's own process's part of it."""
     return ", ".join(
-        f"{name} {'n/a (no sample)' if rss is None else f'{rss / 1e9:.2f}'}"
-        for name, rss in peaks.items()
+        f"{name} " + ("n/a (no sample)" if at is None else f"{at[0] / 1e9:.2f} ({at[1] / 1e9:.2f})")
+        for name, at in peaks.items()
     )
 
 
@@ -278,11 +281,17 @@ def main() -> dict[str, float]:
             flush=True,
         )
         print("    cold phases: " + ", ".join(f"{k} {v:.1f}" for k, v in cold.phases.items()))
-        print("    cold peak RSS by phase (GB): " + _peaks_text(cold.peaks))
+        print(
+            "    cold peak RSS by phase, the build's process in brackets (GB): "
+            + _peaks_text(cold.peaks)
+        )
         print(
             "    + tournament phases: " + ", ".join(f"{k} {v:.1f}" for k, v in added.phases.items())
         )
-        print("    + tournament peak RSS by phase (GB): " + _peaks_text(added.peaks))
+        print(
+            "    + tournament peak RSS by phase, the build's process in brackets (GB): "
+            + _peaks_text(added.peaks)
+        )
         shutil.rmtree(work, ignore_errors=True)
     games = [float(r[1]) for r in rows]
     _, t_slope, t_million = _fit(games, [r[2].wall for r in rows], 1e6)
