@@ -34,6 +34,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,6 +43,13 @@ from bench.common import CONTENT, ROOT, watched_run
 NEW = ROOT / "tests" / "data" / "new-tournament"
 _TAG = re.compile(r'^\[(White|Black|Event|Date|EventDate) "(.*)"\]\s*$')
 _YEAR = re.compile(r"^(\d{4})")
+
+
+class PhasePeak(NamedTuple):
+    """A phase's largest tree RSS and the build's own process's RSS at that sample."""
+
+    tree: int
+    build: int
 
 
 @dataclass
@@ -53,9 +61,8 @@ class Run:
     phases: dict[str, float] = field(default_factory=dict)
     files: int = 0
     size: int = 0
-    #: phase → the largest tree RSS sampled in it and the build's own process's RSS at that
-    #: sample, None when no sample fell in it (see :func:`phase_peaks`)
-    peaks: dict[str, tuple[int, int] | None] = field(default_factory=dict)
+    #: phase → its peak, None when no sample fell in it (see :func:`phase_peaks`)
+    peaks: dict[str, PhasePeak | None] = field(default_factory=dict)
 
 
 def _suffixed(line: str, k: int, shift: int) -> str:
@@ -140,27 +147,28 @@ def timed_build(content: Path, output: Path, cache: Path) -> Run:
 
 def phase_peaks(
     trace: list[tuple[float, int, int]], phases: dict[str, float], wall: float
-) -> dict[str, tuple[int, int] | None]:
+) -> dict[str, PhasePeak | None]:
     """The largest tree RSS of ``trace`` (seconds since the start, tree RSS, the build's own
     process's RSS) in each phase, with the build's own RSS at that sample: the rest is its
     workers'. The build prints how long each phase took, not when it began: the phases are
     laid end to end, in order, the last ending when the process did. The start-up before the
     first phase falls outside them, and the second or two the process takes to close after
     the last shifts them that much later. A phase too short to hold a sample has None."""
-    peaks: dict[str, tuple[int, int] | None] = {}
+    peaks: dict[str, PhasePeak | None] = {}
     begin = wall - sum(phases.values())
     for name, seconds in phases.items():
         end = begin + seconds
-        inside = [(rss, own) for at, rss, own in trace if begin <= at < end]
-        peaks[name] = max(inside, key=lambda sample: sample[0]) if inside else None
+        inside = [PhasePeak(rss, own) for at, rss, own in trace if begin <= at < end]
+        peaks[name] = max(inside, key=lambda peak: peak.tree) if inside else None
         begin = end
     return peaks
 
 
-def _peaks_text(peaks: dict[str, tuple[int, int] | None]) -> str:
+def _peaks_text(peaks: dict[str, PhasePeak | None]) -> str:
     """Each phase's peak and, in brackets, the build's own process's part of it."""
     return ", ".join(
-        f"{name} " + ("n/a (no sample)" if at is None else f"{at[0] / 1e9:.2f} ({at[1] / 1e9:.2f})")
+        f"{name} "
+        + ("n/a (no sample)" if at is None else f"{at.tree / 1e9:.2f} ({at.build / 1e9:.2f})")
         for name, at in peaks.items()
     )
 
@@ -293,9 +301,9 @@ def main() -> dict[str, float]:
             + _peaks_text(added.peaks)
         )
         shutil.rmtree(work, ignore_errors=True)
-    games = [float(r[1]) for r in rows]
-    _, t_slope, t_million = _fit(games, [r[2].wall for r in rows], 1e6)
-    _, m_slope, m_million = _fit(games, [float(r[2].peak_rss) for r in rows], 1e6)
+    game_counts = [float(r[1]) for r in rows]
+    _, t_slope, t_million = _fit(game_counts, [r[2].wall for r in rows], 1e6)
+    _, m_slope, m_million = _fit(game_counts, [float(r[2].peak_rss) for r in rows], 1e6)
     if len(rows) > 1:
         print(
             f"fit: {1000 * t_slope:.2f} ms and {m_slope / 1e3:.0f} KB per game; at 1,000,000 "

@@ -1,6 +1,6 @@
 """The scale benchmark's memory by phase (bench/scale.py)."""
 
-from bench.scale import _peaks_text, phase_peaks
+from bench.scale import PhasePeak, _peaks_text, phase_peaks
 
 
 def test_each_phase_gets_the_peak_sampled_in_it() -> None:
@@ -17,7 +17,11 @@ def test_each_phase_gets_the_peak_sampled_in_it() -> None:
     peaks = phase_peaks(trace, {"ingest": 2.0, "metrics": 3.0, "render": 4.0}, wall=10.0)
     # The start-up's 900 is none's; the build's own RSS is the one at the tree's peak (at
     # 5.9 s the build held more, 30, but the tree less).
-    assert peaks == {"ingest": (20, 12), "metrics": (35, 15), "render": (40, 25)}
+    assert peaks == {
+        "ingest": PhasePeak(tree=20, build=12),
+        "metrics": PhasePeak(tree=35, build=15),
+        "render": PhasePeak(tree=40, build=25),
+    }
 
 
 def test_a_phase_without_a_sample_has_no_peak() -> None:
@@ -27,5 +31,8 @@ def test_a_phase_without_a_sample_has_no_peak() -> None:
 
 
 def test_the_peaks_text_gives_the_builds_part() -> None:
-    peaks = {"metrics": (2_660_000_000, 1_210_000_000), "render": (2_920_000_000, 1_600_000_000)}
+    peaks: dict[str, PhasePeak | None] = {
+        "metrics": PhasePeak(2_660_000_000, 1_210_000_000),
+        "render": PhasePeak(2_920_000_000, 1_600_000_000),
+    }
     assert _peaks_text(peaks) == "metrics 2.66 (1.21), render 2.92 (1.60)"
