@@ -38,11 +38,8 @@ def _first_game(name: str) -> str:
     return re.split(r"\n\s*\n(?=\[Event )", text.replace("\r\n", "\n"))[0] + "\n"
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder (the working directory): content/ with two games by four players,
-    and the default cache beside it; HOME is a folder beside it with files in it."""
-    project = tmp_path / "project"
+def _project(root: Path) -> Path:
+    project = root / "project"
     make_content(
         project,
         {
@@ -51,11 +48,37 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         },
         FAST,
     )
-    home = tmp_path / "home"
-    _files(home, {".bashrc": "alias ll='ls -l'", "notes/plan.txt": "plan"})
-    monkeypatch.setenv("HOME", str(home))
+    _files(root / "home", {".bashrc": "alias ll='ls -l'", "notes/plan.txt": "plan"})
+    return project
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder (the working directory): content/ with two games by four players,
+    and the default cache beside it; HOME is a folder beside it with files in it."""
+    project = _project(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.chdir(project)
     return project
+
+
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    project = _project(tmp_path_factory.mktemp("built"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(project.parent / "home"))
+        mp.chdir(project)
+        assert _build() == 0  # the default output, cache filled: there is something to lose
+    yield project
+
+
+@pytest.fixture
+def built_project(_built: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """:func:`project` after a build into the default output, shared by the tests that only
+    check that a command refused and left everything as it was."""
+    monkeypatch.setenv("HOME", str(_built.parent / "home"))
+    monkeypatch.chdir(_built)
+    return _built
 
 
 def _files(root: Path, files: dict[str, str]) -> None:
@@ -105,15 +128,13 @@ def test_build_refuses_a_folder_it_did_not_make(
     ],
 )
 def test_build_refuses_content_cache_root_and_home(
-    project: Path, capsys: pytest.CaptureFixture[str], output: str, why: str
+    built_project: Path, capsys: pytest.CaptureFixture[str], output: str, why: str
 ) -> None:
-    assert _build() == 0  # the default output, cache filled: there is something to lose
-    capsys.readouterr()
-    before = _tree(project.parent)
+    before = _tree(built_project.parent)
     assert _build("--output", os.path.expanduser(output)) == 2
     err = capsys.readouterr().err
     assert why in err and "refusing" in err and "Traceback" not in err
-    assert _tree(project.parent) == before  # content, cache, home, output: all as they were
+    assert _tree(built_project.parent) == before  # content, cache, home, output: as they were
     assert not Path("/", WORK).exists()
 
 
