@@ -45,6 +45,9 @@ from site_builder.stats import BuildStats, Clock
 from site_builder.targets import OUTPUT_RECORD, check_location, held, output_record
 from site_builder.updates import advance, keep, report
 
+#: A site of fewer games is rendered in the build's process: a new render worker's start (its
+#: imports and the site read back, about 1.5 s) costs more than the pages it would make.
+RENDER_WORKERS_FROM_GAMES = 100
 #: The manifest entries every family's numbers depend on (besides code and settings).
 DATA_KEYS = ("spec", "files", "players", "analysed", "problems")
 
@@ -282,7 +285,7 @@ def _build(
             last.pop("pages", None),
             build_cache_dir(cache_dir) / "jinja",
             last.pop("page_sets", None),
-            processes(),
+            processes() if len(site.games) >= RENDER_WORKERS_FROM_GAMES else 1,
             previous,
             NewWorkers(all_families, build_cache_dir(cache_dir)),
         )

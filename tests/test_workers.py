@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import threading
 import time
@@ -24,6 +25,7 @@ from site_builder.forked import worker_pool
 from site_builder.incremental import BuildCache
 from site_builder.render.driver import render_site
 from site_builder.sitedata import BuildState, SiteData
+from tests.conftest import DATA, build_quietly, make_content, requires_engine
 
 
 def _fresh(site: SiteData, memo: Any = None) -> SiteData:
@@ -299,3 +301,36 @@ def test_a_render_removes_the_pickles_renders_killed_before_it_left(
     finally:
         running.kill()
         running.wait()
+
+
+@requires_engine
+def test_a_site_of_few_games_is_rendered_without_a_new_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below ``RENDER_WORKERS_FROM_GAMES`` games the build renders in its own process; from
+    it on, in new workers (on a machine with more than one core), and the pages are the same."""
+    import site_builder.build as build_module
+    from site_builder.forked import processes
+    from site_builder.render import output
+
+    started = []
+    real = output.fresh_pool
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        started.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(output, "fresh_pool", counting)
+    games = (DATA / "small-site/games/WorldChamp1886.pgn").read_text(encoding="utf-8")
+    three = "\n\n[Event ".join(games.split("\n\n[Event ")[:3]) + "\n"
+    content = make_content(tmp_path, {"wc.pgn": three})
+    shutil.copytree(DATA / "small-site/analysis", content / "analysis")
+    shutil.copyfile(DATA / "small-site/site.toml", content / "site.toml")
+    trees = []
+    for threshold in (4, 3):  # three games: below it, then at it
+        monkeypatch.setattr(build_module, "RENDER_WORKERS_FROM_GAMES", threshold)
+        out = tmp_path / f"out{threshold}"
+        assert build_quietly(content, out, tmp_path / "cache").games == 3
+        trees.append(_tree(out))
+    assert len(started) == (1 if processes() > 1 else 0)
+    assert trees[0] == trees[1] and len(trees[0]) > 50
