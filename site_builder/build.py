@@ -25,7 +25,7 @@ from site_builder.analysis.stage import (
 from site_builder.config import Settings
 from site_builder.families import all_families
 from site_builder.families.driver import compute_metrics
-from site_builder.forked import processes, worker_pool
+from site_builder.forked import one_process, processes, worker_pool
 from site_builder.frames import forget_memos
 from site_builder.incremental import (
     BuildCache,
@@ -34,6 +34,7 @@ from site_builder.incremental import (
     digest,
     explain_changes,
 )
+from site_builder.ingest.pgn import pgn_files
 from site_builder.memo import Kind, entry
 from site_builder.partitions import dask_client, drop_unused
 from site_builder.render.driver import NewWorkers, render_site
@@ -45,9 +46,10 @@ from site_builder.stats import BuildStats, Clock
 from site_builder.targets import OUTPUT_RECORD, check_location, held, output_record
 from site_builder.updates import advance, keep, report
 
-#: A site of fewer games is rendered in the build's process: a new render worker's start (its
-#: imports and the site read back, about 1.5 s) costs more than the pages it would make.
-RENDER_WORKERS_FROM_GAMES = 100
+#: A site whose game files hold fewer bytes (about 80 games) is built in one process: the
+#: workers' start (a server importing the libraries, about 1.5 s of CPU; a render worker
+#: reading the site back, about 1.5 s) costs more than the work they would share.
+ONE_PROCESS_BELOW_BYTES = 64 * 1024
 #: The manifest entries every family's numbers depend on (besides code and settings).
 DATA_KEYS = ("spec", "files", "players", "analysed", "problems")
 
@@ -112,6 +114,10 @@ def held_folders(content_dir: Path, output_dir: Path | None, cache_dir: Path) ->
             folders.enter_context(held(output_dir, "output folder"))
         folders.enter_context(held(build_cache_dir(cache_dir), "build cache"))
         yield
+
+
+def _game_bytes(content_dir: Path, settings: Settings) -> int:
+    return sum(p.stat().st_size for p in pgn_files(content_dir / settings.content.games))
 
 
 def _legacy_files(manifest: dict[str, Any]) -> set[str]:
@@ -205,6 +211,9 @@ def _build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         stack.callback(_release)
+        stack.enter_context(
+            one_process(_game_bytes(content_dir, settings) < ONE_PROCESS_BELOW_BYTES)
+        )
         # The workers of the stage's and the families' work, ended before the render.
         workers = stack.enter_context(contextlib.ExitStack())
         workers.enter_context(worker_pool(processes()))
@@ -285,7 +294,7 @@ def _build(
             last.pop("pages", None),
             build_cache_dir(cache_dir) / "jinja",
             last.pop("page_sets", None),
-            processes() if len(site.games) >= RENDER_WORKERS_FROM_GAMES else 1,
+            processes(),
             previous,
             NewWorkers(all_families, build_cache_dir(cache_dir)),
         )

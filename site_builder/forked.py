@@ -41,6 +41,8 @@ _POOL_PID = 0
 _MAKE_POOL: Callable[[], ProcessPoolExecutor] | None = None
 #: Each open pool's task pipe, by its inode (see :func:`_drain_task_pipe`).
 _TASK_PIPES: weakref.WeakKeyDictionary[ProcessPoolExecutor, int] = weakref.WeakKeyDictionary()
+#: Set inside :func:`one_process`.
+_ONE_PROCESS = False
 #: What the pool's server imports once, so that each worker starts with it.
 _PRELOAD = [
     "site_builder.analysis.stage",
@@ -54,9 +56,24 @@ _PRELOAD = [
 
 def processes() -> int:
     """Processes for the metrics and the render: one per core, at most 8 (each worker pays
-    a start-up cost)."""
+    a start-up cost); 1 inside :func:`one_process`."""
+    if _ONE_PROCESS:
+        return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
     return max(1, min(cores, 8))
+
+
+@contextlib.contextmanager
+def one_process(only: bool = True) -> Iterator[None]:
+    """Within the block, when ``only``, :func:`processes` is 1: the work stays in this
+    process (a small site's, which workers' start-up would cost more than they share)."""
+    global _ONE_PROCESS
+    before = _ONE_PROCESS
+    _ONE_PROCESS = before or only
+    try:
+        yield
+    finally:
+        _ONE_PROCESS = before
 
 
 def keep(inherited: object) -> None:

@@ -304,33 +304,43 @@ def test_a_render_removes_the_pickles_renders_killed_before_it_left(
 
 
 @requires_engine
-def test_a_site_of_few_games_is_rendered_without_a_new_worker(
+def test_a_small_site_is_built_in_one_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Below ``RENDER_WORKERS_FROM_GAMES`` games the build renders in its own process; from
-    it on, in new workers (on a machine with more than one core), and the pages are the same."""
+    """A site whose game files hold fewer than ``ONE_PROCESS_BELOW_BYTES`` is built without a
+    worker pool or a render worker; from it on, with them (on a machine with more than one
+    core), and the pages are the same."""
     import site_builder.build as build_module
     from site_builder.forked import processes
     from site_builder.render import output
 
-    started = []
-    real = output.fresh_pool
+    pools: list[int] = []
+    renders: list[Any] = []
+    real_pool, real_fresh = build_module.worker_pool, output.fresh_pool
 
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        started.append(args)
-        return real(*args, **kwargs)
+    def pool(workers: int) -> Any:
+        pools.append(workers)
+        return real_pool(workers)
 
-    monkeypatch.setattr(output, "fresh_pool", counting)
+    def fresh(*args: Any, **kwargs: Any) -> Any:
+        renders.append(args)
+        return real_fresh(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "worker_pool", pool)
+    monkeypatch.setattr(output, "fresh_pool", fresh)
+    cores = processes()
     games = (DATA / "small-site/games/WorldChamp1886.pgn").read_text(encoding="utf-8")
     three = "\n\n[Event ".join(games.split("\n\n[Event ")[:3]) + "\n"
     content = make_content(tmp_path, {"wc.pgn": three})
     shutil.copytree(DATA / "small-site/analysis", content / "analysis")
     shutil.copyfile(DATA / "small-site/site.toml", content / "site.toml")
+    size = (content / "games" / "wc.pgn").stat().st_size
     trees = []
-    for threshold in (4, 3):  # three games: below it, then at it
-        monkeypatch.setattr(build_module, "RENDER_WORKERS_FROM_GAMES", threshold)
+    for threshold in (size + 1, size):  # below it, then at it
+        monkeypatch.setattr(build_module, "ONE_PROCESS_BELOW_BYTES", threshold)
         out = tmp_path / f"out{threshold}"
         assert build_quietly(content, out, tmp_path / "cache").games == 3
         trees.append(_tree(out))
-    assert len(started) == (1 if processes() > 1 else 0)
+    assert pools == [1, cores] and processes() == cores  # one process only in the first
+    assert len(renders) == (1 if cores > 1 else 0)
     assert trees[0] == trees[1] and len(trees[0]) > 50

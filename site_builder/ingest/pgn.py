@@ -396,6 +396,11 @@ def _source(path: Path, base: Path) -> str:
     return printable(path.relative_to(base).as_posix())
 
 
+def pgn_files(games_dir: Path) -> list[Path]:
+    """Every ``*.pgn`` file under ``games_dir``, sorted."""
+    return sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
+
+
 def read_collection(
     games_dir: Path,
     aliases: AliasTable,
@@ -411,7 +416,7 @@ def read_collection(
     result = IngestResult()
     base = relative_to or games_dir
     first_seen: dict[str, GameRecord] = {}
-    paths = sorted(p for p in games_dir.rglob("*") if p.suffix.lower() == ".pgn" and p.is_file())
+    paths = pgn_files(games_dir)
     prefetch = getattr(reader, "prefetch", None)
     if prefetch is not None:  # a cached reader parses the new files in parallel first
         prefetch([(p, _source(p, base)) for p in paths], os.cpu_count() or 1)
