@@ -21,7 +21,6 @@ import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from site_builder.errors import (
     SiteBuilderError,
     sqlite_code,
 )
+from site_builder.forked import pool_map
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
@@ -386,26 +386,31 @@ class BuildCache:
             self.set(key, result)
             return result
 
-        def prefetch(files: list[tuple[Path, str]], workers: int) -> None:
-            """Parse the files not yet cached in ``workers`` processes (largest first)."""
+        def prefetch(files: list[tuple[Path, str]]) -> None:
+            """Parse the files not yet cached in the build's workers (largest first; here
+            when no pool is open: :func:`~site_builder.forked.pool_map`)."""
             todo = []
             for path, source in files:
                 sha = self.file_hash(path)
                 if f"file|{source}|{sha}|{context}" not in self:
                     todo.append((path.stat().st_size, path, source, sha))
-            if len(todo) < 2 or workers < 2:
+            if len(todo) < 2:
                 return
             todo.sort(key=lambda t: (-t[0], t[2]))
-            with ProcessPoolExecutor(min(workers, len(todo))) as pool:
-                futures = {
-                    pool.submit(read_file, path, source, aliases, tc_rules): (source, sha)
-                    for _, path, source, sha in todo
-                }
-                for future, (source, sha) in futures.items():
-                    self.set(f"file|{source}|{sha}|{context}", future.result())
+            parsed = pool_map(
+                _read_file, [(p, source, aliases, tc_rules) for _, p, source, _ in todo]
+            )
+            for (_, _, source, sha), result in zip(todo, parsed, strict=True):
+                self.set(f"file|{source}|{sha}|{context}", result)
 
         read.prefetch = prefetch  # type: ignore[attr-defined]
         return read
+
+
+def _read_file(
+    args: tuple[Path, str, AliasTable, TimeControlSection],
+) -> tuple[list[GameRecord], list[Problem]]:
+    return read_file(*args)
 
 
 @contextlib.contextmanager

@@ -114,3 +114,36 @@ def test_rounds_go_to_the_pool_one_ahead_and_come_back_in_order(tmp_path: Path) 
             expected.append(("sent", after))
         expected.append(("back", here))
     assert events == expected
+
+
+def test_new_files_are_parsed_in_the_builds_pool_as_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build cache's reader parses the new files first in the build's pool of workers
+    (``forked.pool_map``: no pool of its own), the largest first; the games and problems are
+    those parsed here, and a second read parses nothing."""
+    from site_builder import incremental
+    from site_builder.forked import worker_pool
+    from site_builder.incremental import BuildCache
+    from site_builder.ingest.names import AliasTable
+    from site_builder.ingest.pgn import read_collection
+
+    settings = load_settings(DATA / "small-site")
+    games = DATA / "small-site" / "games"
+    here = read_collection(games, AliasTable({}), settings.time_control)
+    sent: list[list[str]] = []
+    real = incremental.pool_map
+
+    def recorded(work, items):  # type: ignore[no-untyped-def]
+        sent.append([source for _, source, _, _ in items])
+        return real(work, items)
+
+    monkeypatch.setattr(incremental, "pool_map", recorded)
+    with BuildCache(tmp_path / "build") as cache, worker_pool(2):
+        reader = cache.cached_reader(AliasTable({}), settings.time_control)
+        there = read_collection(games, AliasTable({}), settings.time_control, reader=reader)
+        again = read_collection(games, AliasTable({}), settings.time_control, reader=reader)
+    sizes = {p.name: p.stat().st_size for p in games.glob("*.pgn")}
+    assert len(sent) == 1 and sorted(sent[0]) == sorted(sizes)
+    assert [sizes[s] for s in sent[0]] == sorted(sizes.values(), reverse=True)
+    assert there.games == here.games == again.games and there.problems == here.problems

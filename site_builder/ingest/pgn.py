@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -419,7 +418,7 @@ def read_collection(
     paths = pgn_files(games_dir)
     prefetch = getattr(reader, "prefetch", None)
     if prefetch is not None:  # a cached reader parses the new files in parallel first
-        prefetch([(p, _source(p, base)) for p in paths], os.cpu_count() or 1)
+        prefetch([(p, _source(p, base)) for p in paths])
     for path in paths:
         source = _source(path, base)
         games, problems = reader(path, source, aliases, tc_rules)
