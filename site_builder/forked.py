@@ -66,7 +66,7 @@ def processes() -> int:
 @contextlib.contextmanager
 def one_process(only: bool = True) -> Iterator[None]:
     """Within the block, when ``only``, :func:`processes` is 1: the work stays in this
-    process (a small site's, which workers' start-up would cost more than they share)."""
+    process (a small site's, where starting workers would cost more than they share)."""
     global _ONE_PROCESS
     before = _ONE_PROCESS
     _ONE_PROCESS = before or only
