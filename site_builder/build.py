@@ -211,9 +211,8 @@ def _build(
             echo(f"Nothing changed since the last build: {output_dir} is up to date.")
             return stats
         stack.callback(_release)
-        stack.enter_context(
-            one_process(_game_bytes(content_dir, settings) < ONE_PROCESS_BELOW_BYTES)
-        )
+        if _game_bytes(content_dir, settings) < ONE_PROCESS_BELOW_BYTES:
+            stack.enter_context(one_process())
         # The workers of the stage's and the families' work, ended before the render.
         workers = stack.enter_context(contextlib.ExitStack())
         workers.enter_context(worker_pool(processes()))

@@ -64,12 +64,11 @@ def processes() -> int:
 
 
 @contextlib.contextmanager
-def one_process(only: bool = True) -> Iterator[None]:
-    """Within the block, when ``only``, :func:`processes` is 1: the work stays in this
-    process (a small site's, where starting workers would cost more than they share)."""
+def one_process() -> Iterator[None]:
+    """Within the block :func:`processes` is 1: the work stays in this process (a small
+    site's, where starting workers would cost more than they share)."""
     global _ONE_PROCESS
-    before = _ONE_PROCESS
-    _ONE_PROCESS = before or only
+    before, _ONE_PROCESS = _ONE_PROCESS, True
     try:
         yield
     finally:

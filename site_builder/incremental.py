@@ -34,7 +34,7 @@ from site_builder.errors import (
     SiteBuilderError,
     sqlite_code,
 )
-from site_builder.forked import pool_map
+from site_builder.forked import pool_map, shared_pool
 from site_builder.ingest.names import AliasTable
 from site_builder.ingest.pgn import Reader, read_file
 from site_builder.model import GameRecord, Problem
@@ -387,8 +387,10 @@ class BuildCache:
             return result
 
         def prefetch(files: list[tuple[Path, str]]) -> None:
-            """Parse the files not yet cached in the build's workers (largest first; here
-            when no pool is open: :func:`~site_builder.forked.pool_map`)."""
+            """Parse the files not yet cached in the build's workers, largest first (none
+            open: each file is parsed when it is read)."""
+            if shared_pool() is None:
+                return
             todo = []
             for path, source in files:
                 sha = self.file_hash(path)
