@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,27 +30,39 @@ _RESULTS = {"1-0", "0-1", "1/2-1/2", "*"}
 _STANDARD_VARIANTS = {"", "standard", "chess", "normal", "from position"}
 
 
-class _PgnGame(chess.pgn.Game):
-    """A game that keeps the PGN's own SAN of its moves, so pages need not recompute SAN."""
+class _MainLine(chess.pgn.BaseVisitor["_MainLine"]):
+    """What the build keeps of a game, read without building python-chess's game tree: the
+    headers, the errors, and the main line's moves with the SAN to show for each (the PGN's
+    own token when it is canonical: not UCI nor over-disambiguated, without its check sign;
+    else python-chess's). Variations are still read, so a bad move in one is an error as it
+    was with the tree, but their moves are not kept."""
 
-    def __init__(
-        self, headers: Mapping[str, str] | Iterable[tuple[str, str]] | None = None
-    ) -> None:
-        super().__init__(headers)
-        #: move node → the PGN's SAN token without its check sign (canonical tokens only)
-        self.san_tokens: dict[chess.pgn.GameNode, str] = {}
-
-
-class _CollectingBuilder(chess.pgn.GameBuilder[_PgnGame]):
-    """python-chess's builder without the log line (errors go to the build report only),
-    building :class:`_PgnGame`."""
-
-    def __init__(self) -> None:
-        super().__init__(Game=_PgnGame)
+    def begin_game(self) -> None:
+        self.headers = chess.pgn.Headers()  # the seven tags' defaults, as a Game's
+        self.errors: list[Exception] = []
+        self.moves: list[chess.Move] = []
+        self.sans: list[str] = []
+        self._depth = 0  # variations open around the current move
         self._token: str | None = None
 
+    def begin_headers(self) -> chess.pgn.Headers:
+        return self.headers
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        self.headers[tagname] = tagvalue
+
+    def begin_variation(self) -> None:
+        self._depth += 1
+
+    def end_variation(self) -> None:
+        self._depth -= 1
+
+    def visit_result(self, result: str) -> None:
+        if self.headers.get("Result", "*") == "*":
+            self.headers["Result"] = result
+
     def handle_error(self, error: Exception) -> None:
-        self.game.errors.append(error)
+        self.errors.append(error)
 
     def parse_san(self, board: chess.Board, san: str) -> chess.Move:
         move = board.parse_san(san)
@@ -58,11 +70,22 @@ class _CollectingBuilder(chess.pgn.GameBuilder[_PgnGame]):
         return move
 
     def visit_move(self, board: chess.Board, move: chess.Move) -> None:
-        super().visit_move(board, move)
-        # Keep the PGN's own SAN when it is canonical (not UCI or over-disambiguated).
-        if self._token is not None and _looks_canonical(self._token):
-            self.game.san_tokens[self.variation_stack[-1]] = self._token.rstrip("+#")
+        if self._depth == 0:
+            token = self._token
+            san = token if token is not None and _looks_canonical(token) else board.san(move)
+            self.sans.append(san.rstrip("+#"))
+            self.moves.append(move)
         self._token = None
+
+    def board_before_last(self) -> chess.Board:
+        """The position before the main line's last move."""
+        board = chess.Board()
+        for move in self.moves[:-1]:
+            board.push(move)
+        return board
+
+    def result(self) -> _MainLine:
+        return self
 
 
 Reader = Callable[
@@ -184,11 +207,6 @@ def _looks_canonical(token: str) -> bool:
     return _SAN.match(token) is not None
 
 
-def _display_san(game: _PgnGame, node: chess.pgn.ChildNode) -> str:
-    san = game.san_tokens.get(node)
-    return san if san is not None else node.san().rstrip("+#")
-
-
 def _join_movetext(text: str) -> tuple[str, bool]:
     """Drop blank lines inside the moves (python-chess would end the game there).
 
@@ -213,7 +231,7 @@ def _join_movetext(text: str) -> tuple[str, bool]:
 _MOVE_NUMBER = re.compile(r"^\d+\.*")
 
 
-def _cut_short(text: str, end: chess.pgn.GameNode) -> str | None:
+def _cut_short(text: str, game: _MainLine) -> str | None:
     """Why a game looks cut short (a truncated file), or None: the PGN standard ends the
     moves with the result, 1-0, 0-1, 1/2-1/2 or *."""
     movetext = "\n".join(
@@ -226,20 +244,20 @@ def _cut_short(text: str, end: chess.pgn.GameNode) -> str | None:
     if not tokens or tokens[-1] in _RESULTS:
         return None
     last = _MOVE_NUMBER.sub("", tokens[-1]).rstrip("!?+#")
-    if last and not last.startswith("$") and not last.endswith(")") and not _is_move(last, end):
+    if last and not last.startswith("$") and not last.endswith(")") and not _is_move(last, game):
         return f"the moves end in {tokens[-1]!r}, not a move or a result: the game was cut short"
     return "the moves end without a result (1-0, 0-1, 1/2-1/2 or *): the game may be cut short"
 
 
-def _is_move(token: str, end: chess.pgn.GameNode) -> bool:
-    """Whether ``token`` (SAN or UCI) is the move that led to ``end``."""
-    if end.parent is None or not isinstance(end, chess.pgn.ChildNode):
+def _is_move(token: str, game: _MainLine) -> bool:
+    """Whether ``token`` (SAN or UCI) is the main line's last move."""
+    if not game.moves:
         return False
-    board = end.parent.board()
+    board, move = game.board_before_last(), game.moves[-1]
     try:
-        return board.parse_san(token) == end.move
+        return board.parse_san(token) == move
     except ValueError:
-        return token == end.move.uci()
+        return token == move.uci()
 
 
 def _elo(value: str | None) -> tuple[int | None, bool]:
@@ -285,7 +303,7 @@ def parse_game(
         problems.append(Problem(source, line, severity, desc, reason))
 
     text, joined = _join_movetext(text)
-    game = chess.pgn.read_game(io.StringIO(text), Visitor=_CollectingBuilder)
+    game = chess.pgn.read_game(io.StringIO(text), Visitor=_MainLine)
     if game is None:
         problem("skipped", "no game could be read here", text[:60].replace("\n", " "))
         return None, problems
@@ -305,14 +323,14 @@ def parse_game(
         reason = "; ".join(str(e) for e in game.errors[:3])
         problem("skipped", f"moves could not be read: {reason}", desc)
         return None, problems
-    moves = tuple(m.uci() for m in game.mainline_moves())
-    sans = tuple(_display_san(game, n) for n in game.mainline())
+    moves = tuple(m.uci() for m in game.moves)
+    sans = tuple(game.sans)
     if not moves:
         problem("skipped", "the game has no moves", desc)
         return None, problems
     if joined:
         problem("warning", "blank line inside the moves; read as one game", desc)
-    cut = _cut_short(text, game.end())
+    cut = _cut_short(text, game)
     if cut is not None:
         problem("warning", f"{cut}; its {len(moves)} plies are kept", desc)
     white = aliases.canonical(headers.get("White", ""))
