@@ -18,6 +18,7 @@ ALL = [
     "editions",
     "intrinsic_table",
     "calibration_sample",
+    "wanted",
 ]
 
 

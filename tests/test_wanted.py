@@ -7,11 +7,12 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from site_builder.analysis.cache import EvalCache
-from site_builder.analysis.positions import Wanted, missing_tasks
+from site_builder.analysis.positions import HashSet, Wanted, missing_tasks
 from site_builder.analysis.spec import AnalysisSpec, move_key, pv_key
 
 SPEC = AnalysisSpec("Stockfish 15.1", 6, 0, 3, 16, 1, binary="0123456789abcdef")
@@ -75,3 +76,21 @@ def test_batches_need_what_one_pass_needs(
             expected[position] = (False, extra)
     assert by_position == expected
     assert hits == len({p for p, _ in wanted}) - len(expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(batches=st.lists(st.lists(st.integers(0, 60), max_size=30), max_size=25))
+def test_the_hash_set_holds_what_a_set_holds(batches: list[list[int]]) -> None:
+    """Batches of hashes (repeats within and across batches, many small batches so that the
+    sorted runs merge): each lookup answers as a Python set would, and the runs hold each hash
+    once, sorted."""
+    seen: set[int] = set()
+    hashes = HashSet()
+    for batch in batches:
+        values = np.array([v * 0x9E3779B97F4A7C15 % 2**64 for v in batch], dtype=np.uint64)
+        assert hashes.contains(values).tolist() == [int(v) in seen for v in values]
+        hashes.add(values)
+        seen.update(int(v) for v in values)
+        assert len(hashes) == len(seen)
+        assert hashes.sorted().tolist() == sorted(seen)
+    assert len(hashes._runs) <= max(1, len(seen)).bit_length() + 1

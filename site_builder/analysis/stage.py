@@ -251,7 +251,7 @@ def run_analysis(
 ) -> None:
     """Analyse every position ``needed`` that the evaluation cache lacks."""
     tasks = needed.tasks()
-    stats.positions = len(needed.positions)
+    stats.positions = len(needed)
     stats.cache_hits = needed.hits
     stats.reused = 0
     if not tasks:
@@ -768,7 +768,7 @@ def _prepare(
                 for _, pairs in in_rounds(_wanted_of_games, rounds, processes(), context):
                     needed.add(pair for game in pairs for pair in game)
             if a.source == "pgn-eval":
-                stats.positions, stats.cache_hits = len(needed.positions), needed.hits
+                stats.positions, stats.cache_hits = len(needed), needed.hits
             else:
                 run_analysis(needed, spec, settings, cache, engine_path, stats, progress, scheduler)
             clock.lap("analysis")
@@ -791,9 +791,9 @@ def _prepare(
             if complete:  # their positions, from the store
                 # The store holds the complete games' positions and the new games' (all in
                 # ``needed``): what the complete games bring beyond them was reused.
-                stored = store.position_hashes()
-                stats.positions = len(np.union1d(stored, needed.positions))
-                stats.reused = len(np.setdiff1d(stored, needed.positions, assume_unique=True))
+                stored, wanted = store.position_hashes(), needed.positions
+                stats.positions = len(np.union1d(stored, wanted))
+                stats.reused = len(np.setdiff1d(stored, wanted, assume_unique=True))
             _echo_analysis(echo, spec, stats)
         if stats.failed:
             failed_problems = failed_positions_report(
