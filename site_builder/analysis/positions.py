@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -128,6 +129,13 @@ def _pawn_moves(
     return count
 
 
+@functools.cache
+def move_of(uci: str) -> chess.Move:
+    """``chess.Move.from_uci``, parsed once per distinct move (a few thousand exist): the
+    games' moves and the engines' best moves are replayed ply by ply, millions of times."""
+    return chess.Move.from_uci(uci)
+
+
 def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
     """Every move of the game (no engine involved).
 
@@ -139,7 +147,7 @@ def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
     out: list[Ply] = []
     sans = tuple(game.sans)
     for index, uci in enumerate(game.moves):
-        move = chess.Move.from_uci(uci)
+        move = move_of(uci)
         keyed = keys_from is not None and board.fullmove_number >= keys_from
         rep_key = repetition_key(board)
         legal = legal_move_count(board) if keyed else 0

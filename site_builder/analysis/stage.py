@@ -30,7 +30,14 @@ from site_builder.analysis import exchange
 from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
-from site_builder.analysis.positions import Ply, Wanted, analysed_plies, chunked, game_plies
+from site_builder.analysis.positions import (
+    Ply,
+    Wanted,
+    analysed_plies,
+    chunked,
+    game_plies,
+    move_of,
+)
 from site_builder.analysis.spec import AnalysisSpec, engine_identity
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
@@ -355,9 +362,9 @@ def game_rows(
             return None
         row = move_row(game, ply, lines, single, mate_cp)
         while replayed < ply.ply:  # the board before this ply, for the best move's SAN
-            board.push(chess.Move.from_uci(moves[replayed]))
+            board.push(move_of(moves[replayed]))
             replayed += 1
-        row["best_san"] = board.san(chess.Move.from_uci(row["best"])) if row["best"] else "?"
+        row["best_san"] = board.san(move_of(row["best"])) if row["best"] else "?"
         rows.append(row)
     return rows
 
