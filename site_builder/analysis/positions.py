@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -13,7 +12,7 @@ from numpy.typing import NDArray
 
 from site_builder.analysis.cache import EvalCache
 from site_builder.analysis.engine import PositionTask
-from site_builder.analysis.spec import AnalysisSpec, position_key
+from site_builder.analysis.spec import AnalysisSpec, move_of, position_key
 from site_builder.model import GameRecord, refusing_other_layouts
 
 
@@ -129,13 +128,6 @@ def _pawn_moves(
     return count
 
 
-@functools.cache
-def move_of(uci: str) -> chess.Move:
-    """``chess.Move.from_uci``, parsed once per distinct move (a few thousand exist): the
-    games' moves and the engines' best moves are replayed ply by ply, millions of times."""
-    return chess.Move.from_uci(uci)
-
-
 def game_plies(game: GameRecord, keys_from: int | None = 1) -> list[Ply]:
     """Every move of the game (no engine involved).
 
@@ -207,17 +199,19 @@ class HashSet:
             found |= run[at] == values
         return found
 
-    def add(self, values: NDArray[np.uint64]) -> None:
-        fresh = np.unique(values)
-        fresh = fresh[~self.contains(fresh)]
+    def add(self, values: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """Add ``values``; which of them were not added before (one lookup for both)."""
+        new = ~self.contains(values)
+        fresh = np.unique(values[new])
         if not len(fresh):
-            return
+            return new
         self._runs.append(fresh)
         while len(self._runs) > 1 and len(self._runs[-2]) <= 2 * len(self._runs[-1]):
             newer, older = self._runs.pop(), self._runs.pop()
             merged = np.concatenate([older, newer])
             merged.sort(kind="stable")  # timsort: two sorted runs merge in linear time
             self._runs.append(merged)
+        return new
 
     def sorted(self) -> NDArray[np.uint64]:
         """Every hash, sorted."""
@@ -256,8 +250,7 @@ class Wanted:
             return
         n = len(batch)
         pairs = np.fromiter((position_hash(f"{p} {m}") for p, m in batch), np.uint64, n)
-        fresh = ~self._pairs.contains(pairs)  # pairs of earlier batches are settled
-        self._pairs.add(pairs)
+        fresh = self._pairs.add(pairs)  # pairs of earlier batches are settled
         self._positions.add(np.fromiter((position_hash(p) for p, _ in batch), np.uint64, n))
         moves_by_position: dict[str, list[str]] = {}
         for (position, uci), new in zip(batch, fresh.tolist(), strict=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from dataclasses import dataclass, replace
@@ -84,6 +85,15 @@ def engine_identity(path: str) -> str:
         found = hashlib.sha256(f"{real}\0{content}".encode()).hexdigest()[:16]
         _identities[memo] = found
     return found
+
+
+@functools.lru_cache(maxsize=65536)
+def move_of(uci: str) -> chess.Move:
+    """``chess.Move.from_uci(uci)``, parsed once per distinct string (fewer than 30,000 parse:
+    squares, promotions, drops): the games' moves, the engines' best moves and the imported
+    lines are read ply by ply, millions of times. A string that does not parse raises
+    ValueError, each time."""
+    return chess.Move.from_uci(uci)
 
 
 def position_key(board: chess.Board) -> str:

@@ -30,15 +30,8 @@ from site_builder.analysis import exchange
 from site_builder.analysis.cache import IMPORTED_PREFIX, EvalCache
 from site_builder.analysis.engine import engine_name, open_engine, resolve_engine
 from site_builder.analysis.pool import LocalPool, PoolStats, default_workers
-from site_builder.analysis.positions import (
-    Ply,
-    Wanted,
-    analysed_plies,
-    chunked,
-    game_plies,
-    move_of,
-)
-from site_builder.analysis.spec import AnalysisSpec, engine_identity
+from site_builder.analysis.positions import Ply, Wanted, analysed_plies, chunked, game_plies
+from site_builder.analysis.spec import AnalysisSpec, engine_identity, move_of
 from site_builder.config import Settings
 from site_builder.errors import SiteBuilderError
 from site_builder.forked import fork_pool, keep, processes, results, shared_pool

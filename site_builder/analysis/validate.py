@@ -14,7 +14,7 @@ from typing import Any
 
 import chess
 
-from site_builder.analysis.spec import board_from_key
+from site_builder.analysis.spec import board_from_key, move_of
 
 #: The move of a line whose move is unknown (evaluations read from PGN comments).
 UNKNOWN_MOVE = ""
@@ -78,10 +78,9 @@ def _legality(position: str) -> _Legality | None:
     return None if board is None else _Legality(board)
 
 
-@lru_cache(maxsize=65536)
 def _move(uci: str) -> chess.Move | None:
     try:
-        return chess.Move.from_uci(uci)
+        return move_of(uci)
     except ValueError:
         return None
 
