@@ -4,7 +4,7 @@ calculations and the page builders alike)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterator, Sequence
 from typing import Any, TypeVar, overload
 
 import numpy as np
@@ -49,10 +49,10 @@ def among(column: pd.Series, values: Collection[Any]) -> np.ndarray[Any, np.dtyp
     return np.fromiter((v in found for v in column.tolist()), dtype=bool, count=len(column))
 
 
-_MEMO: dict[tuple[int, str], tuple[object, Any]] = {}
+_MEMO: dict[tuple[int, Hashable], tuple[object, Any]] = {}
 
 
-def memo_on(owner: object, name: str, make: Callable[[], Any]) -> Any:
+def memo_on(owner: object, name: Hashable, make: Callable[[], Any]) -> Any:
     """``make()`` computed once per ``owner`` object (a family's result, a frame) and ``name``."""
     key = (id(owner), name)
     hit = _MEMO.get(key)
@@ -174,11 +174,21 @@ def column_array(column: pd.Series) -> np.ndarray[Any, Any]:
 def positions_by(frame: pd.DataFrame, column: str) -> dict[str, np.ndarray]:
     """The row positions of each string value of ``column``, in row order (once per frame)."""
     found: dict[str, np.ndarray] = memo_on(
-        frame,
-        f"indices|{column}",
-        lambda: {shared(str(k)): v for k, v in frame.groupby(column, sort=False).indices.items()},
+        frame, f"indices|{column}", lambda: _group_positions(frame[column])
     )
     return found
+
+
+def _group_positions(column: pd.Series) -> dict[str, np.ndarray]:
+    """``{str(value): row positions}`` of ``column``, values in order of first appearance,
+    positions in row order, missing values left out: ``groupby(sort=False).indices`` without
+    boxing each value of a pyarrow column one at a time."""
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    order = np.argsort(codes, kind="stable")
+    ends = np.searchsorted(codes[order], np.arange(len(uniques) + 1), side="left")
+    return {
+        shared(str(value)): order[ends[k] : ends[k + 1]] for k, value in enumerate(uniques.tolist())
+    }
 
 
 def records_by(frame: pd.DataFrame, column: str) -> RecordIndex:
@@ -200,10 +210,8 @@ def row_hashes_by(
             return {}
         shown = frame if columns is None else frame[list(columns)]
         hashes = pd.util.hash_pandas_object(shown, index=False).to_numpy()
-        return {
-            shared(str(value)): hashes[at].tobytes()
-            for value, at in frame.groupby(column, sort=False).indices.items()
-        }
+        groups = _group_positions(frame[column])  # not kept: a page key needs the hashes only
+        return {value: hashes[at].tobytes() for value, at in groups.items()}
 
     name = f"row_hashes_by|{column}|{'' if columns is None else ','.join(columns)}"
     found: dict[str, bytes] = memo_on(frame, name, group)

@@ -80,6 +80,21 @@ def test_a_group_is_the_rows_records_makes(frame: pd.DataFrame, column: str) -> 
     assert index.get("no such group") is None
 
 
+@settings(max_examples=200, deadline=None)
+@given(_frames(), st.sampled_from(["player", "note", "event", "n", "elo"]))
+def test_positions_by_is_groupby_indices(frame: pd.DataFrame, column: str) -> None:
+    """positions_by (pandas' factorize, issue 17: a pyarrow column's groupby boxed every value
+    one at a time) gives groupby's indices: the same groups, in order of first appearance,
+    each with its rows in row order, missing values in no group."""
+    expected = {str(k): v for k, v in frame.groupby(column, sort=False).indices.items()}
+    found = positions_by(frame, column)
+    assert list(found) == list(expected)
+    for key, at in expected.items():
+        assert found[key].tolist() == at.tolist(), key
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    assert row_hashes_by(frame, column) == {k: hashes[at].tobytes() for k, at in expected.items()}
+
+
 def test_records_by_is_indexed_once_per_frame() -> None:
     frame = pd.DataFrame({"player": ["A", "B", "A"], "q": [1.0, 2.0, 3.0]})
     assert records_by(frame, "player") is records_by(frame, "player")

@@ -41,6 +41,17 @@ class Rows:
     digits: tuple[tuple[str, int], ...] = ()
 
     @cached_property
+    def _by_value(self) -> dict[str, bytes]:
+        """The frame's row hashes by ``by`` value, as this view shows the rows: one lookup
+        a view, computed once a frame and shape of view."""
+        found: dict[str, bytes] = memo_on(
+            self.frame,
+            ("rows-hashes", self.by, self.columns, self.digits),
+            lambda: {} if _empty(self._shown) else row_hashes_by(self._shown, self.by),
+        )
+        return found
+
+    @property
     def _shown(self) -> pd.DataFrame:
         if _empty(self.frame) or (self.columns is None and not self.digits):
             return self.frame
@@ -51,14 +62,13 @@ class Rows:
 
     @cached_property
     def hashes(self) -> bytes:
-        if _empty(self._shown):
-            return b""
-        return row_hashes_by(self._shown, self.by).get(self.value, b"")
+        return self._by_value.get(self.value, b"")
 
     def records(self) -> list[dict[str, Any]]:
-        if _empty(self._shown):
+        shown = self._shown
+        if _empty(shown):
             return []
-        return records_by(self._shown, self.by).get(self.value, [])
+        return records_by(shown, self.by).get(self.value, [])
 
     def values(self, column: str) -> list[Any]:
         """One column of the rows, read without making them records (for gathering a view)."""
