@@ -234,6 +234,8 @@ class Wanted:
         self._missing: dict[str, tuple[bool, list[str]]] = {}
         self._pairs = HashSet()
         self._positions = HashSet()
+        #: positions handed to the engines by :meth:`take_tasks`
+        self._tasked = HashSet()
 
     def __len__(self) -> int:
         """Distinct positions."""
@@ -283,9 +285,28 @@ class Wanted:
         return [PositionTask(p, full, tuple(moves)) for p, (full, moves) in self._missing.items()]
 
     @property
+    def pending(self) -> int:
+        """Positions with a search still to hand to the engines."""
+        return len(self._missing)
+
+    def take_tasks(self) -> list[PositionTask]:
+        """:meth:`tasks`, no longer held here: the build analyses them before it adds more
+        games, so it holds the positions of a round of analysis, not of the corpus."""
+        tasks = self.tasks()
+        self._tasked.add(_hashes(t.position for t in tasks))
+        self._missing = {}
+        return tasks
+
+    @property
     def hits(self) -> int:
-        """Distinct positions the cache answers in full."""
-        return len(self._positions) - len(self._missing)
+        """Distinct positions the cache answered in full when they were added."""
+        held = _hashes(self._missing)
+        return len(self._positions) - len(self._tasked) - int((~self._tasked.contains(held)).sum())
+
+
+def _hashes(positions: Iterable[str]) -> NDArray[np.uint64]:
+    found = [position_hash(p) for p in positions]
+    return np.array(found, dtype=np.uint64)
 
 
 def missing_tasks(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -249,8 +250,9 @@ def run_analysis(
     progress: bool,
     scheduler: str | None = None,
 ) -> None:
-    """Analyse every position ``needed`` that the evaluation cache lacks."""
-    tasks = needed.tasks()
+    """Analyse the positions ``needed`` holds that the evaluation cache lacks (those added
+    since the last call), and count them in ``stats``."""
+    tasks = needed.take_tasks()
     stats.positions = len(needed)
     stats.cache_hits = needed.hits
     stats.reused = 0
@@ -277,10 +279,10 @@ def run_analysis(
         pool_stats: PoolStats = pool.run(chunked(tasks, a.chunk_size), on_chunk)
     finally:
         bar.close()
-    stats.analysed = pool_stats.positions
-    stats.searches = pool_stats.searches
-    stats.engine_seconds = pool_stats.engine_seconds
-    stats.failed = pool_stats.failed
+    stats.analysed += pool_stats.positions
+    stats.searches += pool_stats.searches
+    stats.engine_seconds += pool_stats.engine_seconds
+    stats.failed += pool_stats.failed
 
 
 def gather_moves(
@@ -368,6 +370,10 @@ _GAMES_PER_ROUND = 2000
 #: Games whose move rows a round makes: the rows come back as Python objects, about 6 KB a
 #: row in the build (30 rows a game).
 _ROWS_ROUND = 500
+#: Positions still to search after which the engines run before more games are read: a
+#: corpus never analysed holds tens of millions (each about 0.3 KB as a task), a round at
+#: most this many (a few hours of a 2-core machine's engines, minutes of a cluster's).
+POSITIONS_PER_ANALYSIS = 500_000
 #: Below this many items the work stays in the build's process.
 _FEW = 64
 
@@ -764,13 +770,18 @@ def _prepare(
                 for start in range(0, len(pending), _GAMES_PER_ROUND)
             )
             context = {"build_cache": build_cache, "first_move": a.first_move}
+            analyse = functools.partial(
+                run_analysis, needed, spec, settings, cache, engine_path, stats, progress, scheduler
+            )
             with collector_paused():
                 for _, pairs in in_rounds(_wanted_of_games, rounds, processes(), context):
                     needed.add(pair for game in pairs for pair in game)
+                    if a.source != "pgn-eval" and needed.pending >= POSITIONS_PER_ANALYSIS:
+                        analyse()  # before more games: memory set by a round, not the corpus
             if a.source == "pgn-eval":
                 stats.positions, stats.cache_hits = len(needed), needed.hits
             else:
-                run_analysis(needed, spec, settings, cache, engine_path, stats, progress, scheduler)
+                analyse()
             clock.lap("analysis")
             if analyse_only:
                 _echo_analysis(echo, spec, stats)
