@@ -427,6 +427,19 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def collector_running() -> Iterator[None]:
+    """Garbage collection on inside, within :func:`collector_paused` (the engines' hours of
+    asyncio leave reference cycles)."""
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not enabled:
+            gc.disable()
+
+
 def code_digest() -> str:
     """Digest of the package's own Python sources: new code can change any number."""
     package = Path(__file__).resolve().parent

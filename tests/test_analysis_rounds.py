@@ -5,6 +5,7 @@ site is the one a single round makes."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import re
 from pathlib import Path
@@ -107,10 +108,12 @@ def test_a_site_analysed_in_rounds_is_the_one_pass_site(
     )
 
     calls: list[int] = []
+    collecting: list[bool] = []
     run = stage.run_analysis
 
     def counted(needed: Wanted, *args: Any) -> None:
         calls.append(needed.pending)
+        collecting.append(gc.isenabled())  # hours of asyncio: cycles must be collected
         run(needed, *args)
 
     monkeypatch.setattr(stage, "run_analysis", counted)
@@ -121,6 +124,7 @@ def test_a_site_analysed_in_rounds_is_the_one_pass_site(
     )
 
     assert len([n for n in calls if n]) >= 3, calls  # the engines ran between the games
+    assert all(collecting), collecting
     assert rounds.positions == one.positions > 0
     assert rounds.cache_hits == one.cache_hits == 0
     assert rounds.analysed >= one.analysed == one.positions

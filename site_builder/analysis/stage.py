@@ -41,6 +41,7 @@ from site_builder.incremental import (
     BuildCache,
     checked_databases,
     collector_paused,
+    collector_running,
     count_as_checked,
     digest,
     warn,
@@ -777,7 +778,8 @@ def _prepare(
                 for _, pairs in in_rounds(_wanted_of_games, rounds, processes(), context):
                     needed.add(pair for game in pairs for pair in game)
                     if a.source != "pgn-eval" and needed.pending >= POSITIONS_PER_ANALYSIS:
-                        analyse()  # before more games: memory set by a round, not the corpus
+                        with collector_running():  # before more games: a round's positions
+                            analyse()
             if a.source == "pgn-eval":
                 stats.positions, stats.cache_hits = len(needed), needed.hits
             else:
